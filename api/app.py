@@ -1,0 +1,94 @@
+"""The HTTP app: `create_app()` wires settings, routes, auth, problem details and metrics.
+
+`uvicorn api.app:app` (or `ingest api`) serves it. Everything but `/healthz`, `/readyz`,
+`/metrics` and the signed CMS webhook needs a Bearer API key.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from fastapi import FastAPI
+from fastapi.openapi.utils import get_openapi
+
+from api import health, metrics, problems, routes_documents, web, webhook
+from api.auth import parse_keys
+from api.schemas import CmsEvent
+from shared.settings import Settings, get_settings
+
+#: Room for the multipart envelope and the form's text fields on top of the files' bytes.
+FORM_OVERHEAD_BYTES = 1024 * 1024
+
+
+def enqueue_version(version_id: uuid.UUID) -> None:
+    """Send a version's chain (imported lazily: the worker package is heavy)."""
+    from worker.chain import enqueue_version as send
+
+    send(version_id)
+
+
+def enqueue_delete(document_id: uuid.UUID) -> None:
+    from worker.chain import enqueue_delete as send
+
+    send(document_id)
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    settings = settings or get_settings()
+    app = FastAPI(
+        title="Hospital content ingestion API",
+        version="1.0.0",
+        description=(
+            "Upload Markdown pages and PDF brochures, follow them through conversion, "
+            "chunking, embedding and indexing, and receive CMS webhooks. Errors are "
+            "problem details (`application/problem+json`)."
+        ),
+    )
+    app.state.settings = settings
+    app.state.api_keys = parse_keys(settings.api_keys)
+    app.state.enqueue = enqueue_version
+    app.state.enqueue_delete = enqueue_delete
+    registry, http_metrics = metrics.new_registry()
+    app.state.metrics_registry = registry
+
+    problems.install(app)
+    app.include_router(health.router)
+    app.include_router(metrics.router)
+    app.include_router(
+        routes_documents.router,
+        # Files of one request together stay under the limit; refused while streaming, or at
+        # once when Content-Length already says so.
+        max_body_size=settings.max_upload_bytes + FORM_OVERHEAD_BYTES,
+        form_limits={
+            "max_files": routes_documents.MAX_FILES,
+            "max_fields": 100,
+            "max_part_size": FORM_OVERHEAD_BYTES,
+        },
+    )
+    app.include_router(webhook.router)
+    web.install(app, settings.max_upload_bytes)  # the content team's page at `/`
+    app.add_middleware(metrics.HttpMetricsMiddleware, metrics=http_metrics)
+    app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
+    return app
+
+
+def _openapi(app: FastAPI) -> dict[str, Any]:
+    """FastAPI's document plus the webhook's body schema (the route reads the raw body itself,
+    to check the signature before parsing)."""
+    if app.openapi_schema is None:
+        document = get_openapi(
+            title=app.title,
+            version=app.version,
+            description=app.description,
+            routes=app.routes,
+        )
+        event_schema = CmsEvent.model_json_schema(ref_template="#/components/schemas/{model}")
+        schemas = document.setdefault("components", {}).setdefault("schemas", {})
+        schemas.update(event_schema.pop("$defs", {}))
+        schemas["CmsEvent"] = event_schema
+        app.openapi_schema = document
+    return app.openapi_schema
+
+
+app = create_app()

@@ -1,0 +1,164 @@
+"""`/metrics` for Prometheus: the API's HTTP traffic, and the pipeline's state read from
+Postgres at scrape time (documents by status, tokens spent, failures by error code, average
+stage durations). Postgres is the record, so any API replica reports the same figures; the
+workers' own counters live in `shared.metrics`.
+
+Each app gets its own registry, so several apps in one process (tests) never collide.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterator
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import Response
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.exposition import generate_latest
+from prometheus_client.registry import Collector
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from shared import repository as repo
+from shared.db import transaction
+
+log = logging.getLogger(__name__)
+
+#: (stage label, column it starts at, column it ends at), for average stage durations.
+STAGES = (
+    ("queued", 0, 1),
+    ("convert", 1, 2),
+    ("chunk", 2, 3),
+    ("embed", 3, 4),
+    ("upsert", 4, 5),
+    ("total", 0, 5),
+)
+RECENT_VERSIONS = 500
+
+router = APIRouter(tags=["health"])
+
+
+class HttpMetrics:
+    def __init__(self, registry: CollectorRegistry) -> None:
+        self.requests = Counter(
+            "ingest_http_requests",
+            "HTTP requests answered, by method, route template and status.",
+            ["method", "route", "status"],
+            registry=registry,
+        )
+        self.latency = Histogram(
+            "ingest_http_request_duration_seconds",
+            "Time to answer an HTTP request, by method and route template.",
+            ["method", "route"],
+            registry=registry,
+            buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30),
+        )
+
+
+class HttpMetricsMiddleware:
+    """Counts every request by its route template (`/v1/documents/{document_id}`), not its
+    path, so ids never explode the label set."""
+
+    def __init__(self, app: ASGIApp, metrics: HttpMetrics) -> None:
+        self.app = app
+        self.metrics = metrics
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        status = 500
+
+        async def send_and_note(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_and_note)
+        finally:
+            route = scope.get("route")
+            template = getattr(route, "path", None) or "unmatched"
+            method = scope.get("method", "")
+            self.metrics.requests.labels(method, template, str(status)).inc()
+            self.metrics.latency.labels(method, template).observe(time.perf_counter() - started)
+
+
+class PipelineCollector(Collector):
+    """One short read-only transaction per scrape; a database outage shows as `up 0`."""
+
+    def collect(self) -> Iterator[Metric]:
+        up = GaugeMetricFamily("ingest_database_up", "Whether the scrape could read Postgres.")
+        try:
+            with transaction() as session:
+                by_status = repo.status_counts(session)
+                tokens = repo.tokens_spent_total(session)
+                failures = repo.failures_by_code(session)
+                recent = repo.recent_stage_times(session, RECENT_VERSIONS)
+        except Exception as exc:
+            log.warning("metrics scrape could not read the database: %r", exc)
+            up.add_metric([], 0)
+            yield up
+            return
+        up.add_metric([], 1)
+        yield up
+
+        documents = GaugeMetricFamily(
+            "ingest_documents", "Documents by status (their latest version's).", labels=["status"]
+        )
+        for status, count in sorted(by_status.items()):
+            documents.add_metric([status], count)
+        yield documents
+
+        spent = CounterMetricFamily(
+            "ingest_embedding_tokens_spent", "Embedding tokens spent, all versions."
+        )
+        spent.add_metric([], tokens)
+        yield spent
+
+        failed = GaugeMetricFamily(
+            "ingest_failed_versions", "Versions that ended failed, by error code.", labels=["code"]
+        )
+        for code, count in sorted(failures.items()):
+            failed.add_metric([code], count)
+        yield failed
+
+        yield _stage_averages(recent)
+
+
+def _stage_averages(rows: list[Any]) -> GaugeMetricFamily:
+    averages = GaugeMetricFamily(
+        "ingest_stage_duration_seconds_avg",
+        f"Average seconds per stage over the last {RECENT_VERSIONS} indexed versions.",
+        labels=["stage"],
+    )
+    for stage, start, end in STAGES:
+        spans = [
+            (row[end] - row[start]).total_seconds()
+            for row in rows
+            if row[start] is not None and row[end] is not None
+        ]
+        if spans:
+            averages.add_metric([stage], sum(spans) / len(spans))
+    return averages
+
+
+def new_registry() -> tuple[CollectorRegistry, HttpMetrics]:
+    registry = CollectorRegistry()
+    registry.register(PipelineCollector())
+    return registry, HttpMetrics(registry)
+
+
+@router.get(
+    "/metrics",
+    summary="Prometheus metrics",
+    response_class=Response,
+    responses={200: {"content": {CONTENT_TYPE_LATEST.split(";")[0]: {}}}},
+)
+def metrics(request: Request) -> Response:
+    registry: CollectorRegistry = request.app.state.metrics_registry
+    return Response(generate_latest(registry), media_type=CONTENT_TYPE_LATEST)

@@ -1,0 +1,127 @@
+"""Errors as problem details (RFC 9457, `application/problem+json`), never a traceback.
+
+Every refusal the API makes (401, 404, 413, 415, 422, 503, ...) goes through `problem()`, so
+clients parse one shape: `type`, `title`, `status`, `detail`, `instance`, plus `errors` for
+validation failures.
+"""
+
+from __future__ import annotations
+
+import logging
+from http import HTTPStatus
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from sqlalchemy.exc import DBAPIError, OperationalError, ProgrammingError
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from shared.db import schema_missing
+
+log = logging.getLogger(__name__)
+
+PROBLEM_JSON = "application/problem+json"
+
+
+class ProblemResponse(JSONResponse):
+    media_type = PROBLEM_JSON
+
+
+class ApiProblem(Exception):
+    """Raised by routes to answer with a problem document (and optional extra fields)."""
+
+    def __init__(
+        self,
+        status: int,
+        detail: str,
+        *,
+        title: str | None = None,
+        headers: dict[str, str] | None = None,
+        **extra: Any,
+    ) -> None:
+        super().__init__(detail)
+        self.status = status
+        self.detail = detail
+        self.title = title
+        self.headers = headers
+        self.extra = extra
+
+
+def problem(
+    request: Request,
+    status: int,
+    detail: str | None = None,
+    *,
+    title: str | None = None,
+    headers: dict[str, str] | None = None,
+    **extra: Any,
+) -> ProblemResponse:
+    body: dict[str, Any] = {
+        "type": "about:blank",
+        "title": title or HTTPStatus(status).phrase,
+        "status": status,
+        "instance": request.url.path,
+    }
+    if detail:
+        body["detail"] = detail
+    body.update(extra)
+    return ProblemResponse(body, status_code=status, headers=headers)
+
+
+def _validation_errors(exc: RequestValidationError) -> list[dict[str, Any]]:
+    """Where and what, without echoing the (possibly large or binary) input back."""
+    return [
+        {"loc": [str(part) for part in error.get("loc", ())], "msg": str(error.get("msg", ""))}
+        for error in exc.errors()
+    ]
+
+
+def install(app: FastAPI) -> None:
+    """Register the handlers on `app`."""
+
+    @app.exception_handler(ApiProblem)
+    async def _api_problem(request: Request, exc: ApiProblem) -> ProblemResponse:
+        return problem(
+            request, exc.status, exc.detail, title=exc.title, headers=exc.headers, **exc.extra
+        )
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(request: Request, exc: StarletteHTTPException) -> ProblemResponse:
+        detail = exc.detail if isinstance(exc.detail, str) else None
+        return problem(request, exc.status_code, detail, headers=exc.headers)
+
+    @app.exception_handler(RequestValidationError)
+    async def _validation(request: Request, exc: RequestValidationError) -> ProblemResponse:
+        return problem(
+            request,
+            422,
+            "The request is not valid; see `errors`.",
+            errors=_validation_errors(exc),
+        )
+
+    @app.exception_handler(OperationalError)
+    @app.exception_handler(ProgrammingError)
+    async def _database_down(request: Request, exc: DBAPIError) -> ProblemResponse:
+        if schema_missing(exc):
+            log.error("database schema missing: run `ingest db upgrade` (%s)", exc.orig)
+            return problem(
+                request,
+                503,
+                "The database has no schema yet: an operator must run `ingest db upgrade`.",
+            )
+        if isinstance(exc, ProgrammingError):
+            log.exception("database error on %s %s", request.method, request.url.path)
+            return problem(request, 500, "An unexpected error occurred; it has been logged.")
+        log.error("database unavailable: %s", exc.orig)
+        return problem(
+            request,
+            503,
+            "The database is unavailable. Nothing was stored; try again shortly.",
+            headers={"Retry-After": "5"},
+        )
+
+    @app.exception_handler(Exception)
+    async def _unexpected(request: Request, exc: Exception) -> ProblemResponse:
+        log.exception("unhandled error on %s %s", request.method, request.url.path)
+        return problem(request, 500, "An unexpected error occurred; it has been logged.")

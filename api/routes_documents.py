@@ -1,0 +1,343 @@
+"""`/v1/documents`: upload, list, look at one (versions, error, events), its chunks, delete,
+re-ingest. Thin: validate, call `shared.ingest` / `shared.repository`, answer."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from datetime import datetime
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, File, Form, Query, Request, UploadFile
+from fastapi.responses import JSONResponse
+
+from api.auth import require_key
+from api.problems import ApiProblem
+from api.schemas import (
+    Accepted,
+    ChunkList,
+    ChunkOut,
+    DocumentDetail,
+    DocumentList,
+    DocumentStatus,
+    DocumentSummary,
+    EventOut,
+    Removed,
+    SourceCount,
+    SourceList,
+    UploadAccepted,
+    VersionError,
+    VersionOut,
+)
+from api.uploads import read_upload, safe_filename
+from shared import ingest
+from shared import repository as repo
+from shared.db import transaction
+from shared.models import Document
+
+UPLOAD_SOURCE = "upload"
+MAX_FILES = 20
+#: Postgres text cannot hold NUL: such a filter is a 422, not a database error.
+NO_NUL = r"^[^\x00]*$"
+
+router = APIRouter(prefix="/v1/documents", tags=["documents"])
+Caller = Annotated[str, Depends(require_key)]
+
+PROBLEMS: dict[int | str, dict[str, Any]] = {
+    401: {"description": "No or wrong API key."},
+    404: {"description": "No such document."},
+    422: {"description": "Invalid request."},
+}
+
+
+def _location(document_id: uuid.UUID) -> str:
+    return f"/v1/documents/{document_id}"
+
+
+def _parse_tags(values: list[str]) -> list[str]:
+    """Tags repeated, comma-separated, or both; trimmed, de-duplicated, order kept."""
+    tags: list[str] = []
+    for value in values:
+        for tag in value.split(","):
+            tag = tag.strip()
+            if tag and tag not in tags:
+                tags.append(tag)
+    return tags
+
+
+def _parse_metadata(raw: str | None) -> dict[str, Any]:
+    if raw is None or not raw.strip():
+        return {}
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise ApiProblem(422, f"metadata is not valid JSON: {exc}") from None
+    if not isinstance(value, dict):
+        raise ApiProblem(422, "metadata must be a JSON object.")
+    return value
+
+
+@router.post(
+    "",
+    status_code=202,
+    summary="Upload one or several documents (Markdown, plain text, PDF)",
+    response_model=UploadAccepted,
+    responses={
+        **PROBLEMS,
+        400: {"description": "The multipart body is malformed."},
+        413: {"description": "A file (or the request) is larger than MAX_UPLOAD_BYTES."},
+        415: {"description": "A file's bytes are not of a supported type."},
+    },
+)
+def upload(
+    request: Request,
+    caller: Caller,
+    file: Annotated[list[UploadFile], File(description="One or more files.")],
+    external_id: Annotated[str | None, Form(max_length=512)] = None,
+    title: Annotated[str | None, Form(max_length=1000)] = None,
+    source_url: Annotated[str | None, Form(max_length=2000)] = None,
+    language: Annotated[str | None, Form(max_length=35)] = None,
+    tags: Annotated[list[str] | None, Form(description="Comma-separated or repeated.")] = None,
+    metadata: Annotated[str | None, Form(description="A JSON object.")] = None,
+) -> JSONResponse:
+    """Answers 202 only once every file's bytes and version row are committed."""
+    settings = request.app.state.settings
+    if not file:
+        raise ApiProblem(422, "At least one `file` part is required.")
+    if len(file) > MAX_FILES:
+        raise ApiProblem(422, f"At most {MAX_FILES} files per request.")
+    if external_id is not None and len(file) > 1:
+        raise ApiProblem(422, "external_id can only be given with a single file.")
+    extra = _parse_metadata(metadata)
+    tag_list = _parse_tags(tags or [])
+
+    news: list[repo.NewVersion] = []
+    for part in file:  # read and check every file before anything is stored
+        content, media_type = read_upload(part, settings.max_upload_bytes)
+        filename = safe_filename(part.filename)
+        identity = (external_id or "").strip() or filename or ingest.sha256(content)[:16]
+        news.append(
+            repo.NewVersion(
+                source=UPLOAD_SOURCE,
+                external_id=identity,
+                content=content,
+                sha256=ingest.sha256(content),
+                media_type=media_type,
+                filename=filename,
+                title=title,
+                source_url=source_url,
+                language=language,
+                tags=tag_list,
+                metadata=extra,
+                uploaded_by=caller,
+            )
+        )
+    identities = [new.external_id for new in news]
+    if len(set(identities)) != len(identities):
+        raise ApiProblem(422, "Two files in one request have the same name (external id).")
+
+    registered = ingest.submit_many(news, request.app.state.enqueue)
+    body = UploadAccepted(
+        documents=[
+            Accepted(
+                document_id=r.document_id,
+                version_id=r.version_id,
+                version=r.number,
+                status=str(r.status),
+                location=_location(r.document_id),
+                filename=new.filename,
+                media_type=new.media_type,
+            )
+            for r, new in zip(registered, news, strict=True)
+        ]
+    )
+    return JSONResponse(
+        body.model_dump(mode="json"),
+        status_code=202,
+        headers={"Location": _location(registered[0].document_id)},
+    )
+
+
+def _summary(
+    document: Document, status: str, totals: repo.DocumentTotals | None = None
+) -> dict[str, Any]:
+    totals = totals or repo.DocumentTotals()
+    return {
+        "id": document.id,
+        "source": document.source,
+        "external_id": document.external_id,
+        "title": document.title,
+        "source_url": document.source_url,
+        "language": document.language,
+        "tags": list(document.tags or []),
+        "status": status,
+        "current_version_id": document.current_version_id,
+        "latest_version_id": document.latest_version_id,
+        "version_count": document.version_count,
+        "created_at": document.created_at,
+        "updated_at": document.updated_at,
+        "deleted_at": document.deleted_at,
+        "chunk_count": totals.chunk_count,
+        "token_count": totals.token_count,
+        "tokens_spent": totals.tokens_spent,
+    }
+
+
+@router.get("", summary="List documents", response_model=DocumentList, responses=PROBLEMS)
+def list_documents(
+    caller: Caller,
+    status: Annotated[DocumentStatus | None, Query()] = None,
+    source: Annotated[str | None, Query(max_length=64, pattern=NO_NUL)] = None,
+    updated_since: Annotated[datetime | None, Query()] = None,
+    q: Annotated[
+        str | None,
+        Query(
+            max_length=200,
+            pattern=NO_NUL,
+            description="Part of the title or file name, any case.",
+        ),
+    ] = None,
+    limit: Annotated[int, Query(ge=1, le=500)] = 50,
+    offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
+) -> DocumentList:
+    """Newest change first. Deleted documents appear only with `status=deleted`."""
+    with transaction() as session:
+        rows, total = repo.list_documents(
+            session,
+            status=status,
+            source=source,
+            updated_since=updated_since,
+            q=q,
+            limit=limit,
+            offset=offset,
+        )
+        totals = repo.document_totals(session, [document for document, _ in rows])
+        items = [
+            DocumentSummary(**_summary(document, state, totals[document.id]))
+            for document, state in rows
+        ]
+    return DocumentList(items=items, total=total, limit=limit, offset=offset)
+
+
+# Declared before `/{document_id}`, which would otherwise take "sources" for an id.
+@router.get(
+    "/sources",
+    summary="The sources documents came from, with their counts",
+    response_model=SourceList,
+    responses=PROBLEMS,
+)
+def list_sources(caller: Caller) -> SourceList:
+    with transaction() as session:
+        found = repo.document_sources(session)
+    return SourceList(items=[SourceCount(source=s, documents=n) for s, n in found])
+
+
+@router.get(
+    "/{document_id}",
+    summary="One document: status, versions, error, events, chunk count",
+    response_model=DocumentDetail,
+    responses=PROBLEMS,
+)
+def get_document(document_id: uuid.UUID, caller: Caller) -> DocumentDetail:
+    with transaction() as session:
+        found = repo.get_document(session, document_id)
+        if found is None:
+            raise ApiProblem(404, "No document with this id.")
+        document, state = found
+        versions = repo.document_versions(session, document_id)
+        history = repo.document_history(session, document_id)
+        latest = next((v for v in versions if v.id == document.latest_version_id), None)
+        error = None
+        if latest is not None and latest.error_code:
+            error = VersionError(
+                code=latest.error_code, message=latest.error_message, retryable=latest.retryable
+            )
+        return DocumentDetail(
+            **_summary(document, state, repo.document_totals(session, [document])[document.id]),
+            metadata=dict(document.extra or {}),
+            error=error,
+            versions=[VersionOut.model_validate(v) for v in versions],
+            events=[EventOut.model_validate(e) for e in history],
+        )
+
+
+@router.get(
+    "/{document_id}/chunks",
+    summary="The chunks of the document's current (indexed) version, as held in Qdrant",
+    response_model=ChunkList,
+    responses=PROBLEMS,
+)
+def get_chunks(
+    document_id: uuid.UUID,
+    caller: Caller,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 500,
+    offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
+) -> ChunkList:
+    with transaction() as session:
+        found = repo.get_document(session, document_id)
+        if found is None:
+            raise ApiProblem(404, "No document with this id.")
+        version_id = found[0].current_version_id
+        chunks, total = (
+            repo.version_chunks(session, version_id, limit=limit, offset=offset)
+            if version_id
+            else ([], 0)
+        )
+        items = [ChunkOut.model_validate(chunk) for chunk in chunks]
+    return ChunkList(
+        document_id=document_id,
+        version_id=version_id,
+        items=items,
+        total=total,
+        limit=limit,
+        offset=offset,
+    )
+
+
+@router.delete(
+    "/{document_id}",
+    status_code=202,
+    summary="Delete a document: it leaves listings now, its points shortly after",
+    response_model=Removed,
+    responses=PROBLEMS,
+)
+def delete_document(request: Request, document_id: uuid.UUID, caller: Caller) -> Removed:
+    if not ingest.remove(document_id, request.app.state.enqueue_delete, actor=caller):
+        raise ApiProblem(404, "No document with this id.")
+    return Removed(document_id=document_id)
+
+
+@router.post(
+    "/{document_id}/reingest",
+    status_code=202,
+    summary="Send the document's latest bytes through the pipeline again",
+    response_model=Accepted,
+    responses={**PROBLEMS, 409: {"description": "The document is deleted."}},
+)
+def reingest(request: Request, document_id: uuid.UUID, caller: Caller) -> JSONResponse:
+    with transaction() as session:
+        found = repo.get_document(session, document_id)
+        if found is None:
+            raise ApiProblem(404, "No document with this id.")
+        if found[1] == "deleted":
+            raise ApiProblem(409, "The document is deleted; upload it again instead.")
+    registered = ingest.reingest(document_id, request.app.state.enqueue, actor=caller)
+    if registered is None:
+        raise ApiProblem(404, "The document has no version to re-ingest.")
+    with transaction() as session:
+        version = repo.load_version(session, registered.version_id)
+        media_type, filename = (version.media_type, version.filename) if version else ("", None)
+    body = Accepted(
+        document_id=registered.document_id,
+        version_id=registered.version_id,
+        version=registered.number,
+        status=str(registered.status),
+        location=_location(registered.document_id),
+        filename=filename,
+        media_type=media_type,
+    )
+    return JSONResponse(
+        body.model_dump(mode="json"),
+        status_code=202,
+        headers={"Location": _location(registered.document_id)},
+    )

@@ -1,0 +1,144 @@
+// The Documents view: a table that follows the documents through the stages (the app polls
+// `refresh()`), with filters by status and source, a title search and pages.
+"use strict";
+
+const DocumentsView = (() => {
+  const { el, badge, time, number } = Ui;
+  const PAGE = 50;
+  const state = { q: "", status: "", source: "", offset: 0, total: 0 };
+  let requestRefresh = () => {};
+
+  const $ = (id) => document.getElementById(id);
+
+  function titleOf(doc) {
+    return doc.title || doc.external_id;
+  }
+
+  function cells(doc) {
+    return [
+      el("td", {},
+        el("a", { href: `#/documents/${doc.id}`, class: "doc-link" }, titleOf(doc)),
+        doc.title && doc.title !== doc.external_id
+          ? el("small", { class: "block muted" }, doc.external_id) : null),
+      el("td", {}, doc.source),
+      el("td", {}, badge(doc.status)),
+      el("td", {}, time(doc.updated_at, { withAgo: true })),
+      el("td", { class: "num" }, number(doc.chunk_count)),
+      el("td", { class: "num" }, number(doc.token_count)),
+    ];
+  }
+
+  // Rows are updated in place (keyed by id), so a focused link survives a poll.
+  function render(items) {
+    const body = $("documents-table").querySelector("tbody");
+    const existing = new Map([...body.rows].map((tr) => [tr.dataset.id, tr]));
+    const rows = items.map((doc) => {
+      const signature = JSON.stringify([doc.title, doc.external_id, doc.source, doc.status,
+        doc.updated_at, doc.chunk_count, doc.token_count]);
+      let tr = existing.get(doc.id);
+      if (!tr) tr = el("tr", { "data-id": doc.id });
+      if (tr.dataset.signature !== signature) {
+        tr.replaceChildren(...cells(doc));
+        tr.dataset.signature = signature;
+        tr.dataset.status = doc.status;
+      } else {
+        // Relative times ("2 minutes ago") still move on.
+        tr.cells[3].replaceChildren(time(doc.updated_at, { withAgo: true }));
+      }
+      existing.delete(doc.id);
+      return tr;
+    });
+    existing.forEach((tr) => tr.remove());
+    rows.forEach((tr, index) => {
+      if (body.rows[index] !== tr) body.insertBefore(tr, body.rows[index] || null);
+    });
+    if (!items.length) {
+      body.replaceChildren(el("tr", { class: "empty" },
+        el("td", { colSpan: 6 }, state.q || state.status || state.source
+          ? "No documents match these filters." : "No documents yet: upload some.")));
+    }
+  }
+
+  function summarise(items) {
+    const busy = items.filter((d) => Ui.IN_FLIGHT.has(d.status)).length;
+    const failed = items.filter((d) => d.status === "failed").length;
+    const parts = [`${state.total} document${state.total === 1 ? "" : "s"}`];
+    if (busy) parts.push(`${busy} in progress (updating live)`);
+    if (failed) parts.push(`${failed} failed`);
+    $("documents-summary").textContent = parts.join(", ") + ".";
+    const first = state.total ? state.offset + 1 : 0;
+    const last = Math.min(state.offset + PAGE, state.total);
+    $("page-text").textContent = `${first}\u2013${last} of ${state.total}`;
+    $("prev-page").disabled = state.offset === 0;
+    $("next-page").disabled = state.offset + PAGE >= state.total;
+    return busy > 0;
+  }
+
+  async function loadSources() {
+    const select = $("source-filter");
+    const answer = await Api.call("GET", "/v1/documents/sources");
+    const signature = JSON.stringify(answer.items);
+    if (select.dataset.signature === signature) return; // an open list is left alone
+    select.dataset.signature = signature;
+    const chosen = select.value;
+    select.replaceChildren(
+      el("option", { value: "" }, "All sources"),
+      ...answer.items.map((s) => el("option", { value: s.source }, `${s.source} (${s.documents})`)),
+    );
+    if (chosen && !answer.items.some((s) => s.source === chosen)) {
+      select.append(el("option", { value: chosen }, chosen));
+    }
+    select.value = chosen;
+  }
+
+  // Returns true while anything shown is still moving through the stages (poll faster).
+  async function refresh() {
+    const [answer] = await Promise.all([
+      Api.call("GET", "/v1/documents", {
+        params: { q: state.q, status: state.status, source: state.source,
+          offset: state.offset, limit: PAGE },
+      }),
+      loadSources(),
+    ]);
+    state.total = answer.total;
+    if (!answer.items.length && state.offset > 0 && state.total > 0) {
+      state.offset = Math.max(0, Math.floor((state.total - 1) / PAGE) * PAGE);
+      return refresh();
+    }
+    render(answer.items);
+    return summarise(answer.items);
+  }
+
+  function init(options) {
+    requestRefresh = options.requestRefresh;
+    const select = $("status-filter");
+    for (const status of Ui.STATUSES) {
+      select.append(el("option", { value: status }, status));
+    }
+    let typing = null;
+    $("q").addEventListener("input", () => {
+      clearTimeout(typing);
+      typing = setTimeout(() => { state.q = $("q").value.trim(); state.offset = 0; requestRefresh(); }, 300);
+    });
+    $("filters").addEventListener("submit", (e) => {
+      e.preventDefault();
+      state.q = $("q").value.trim();
+      state.offset = 0;
+      requestRefresh();
+    });
+    $("status-filter").addEventListener("change", (e) => {
+      state.status = e.target.value; state.offset = 0; requestRefresh();
+    });
+    $("source-filter").addEventListener("change", (e) => {
+      state.source = e.target.value; state.offset = 0; requestRefresh();
+    });
+    $("prev-page").addEventListener("click", () => {
+      state.offset = Math.max(0, state.offset - PAGE); requestRefresh();
+    });
+    $("next-page").addEventListener("click", () => {
+      state.offset += PAGE; requestRefresh();
+    });
+  }
+
+  return { init, show: () => {}, refresh };
+})();

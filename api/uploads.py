@@ -1,0 +1,60 @@
+"""Checking one uploaded file: its size against the limit, its type by its bytes, its name.
+
+python-multipart has already spooled the part to a temporary file (on disk above 1 MB), so
+the size is known before the bytes are read into memory; an oversized file is refused
+without being read. File names are metadata only: the base name is kept, never used as a path.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+
+from fastapi import UploadFile
+
+from api.problems import ApiProblem
+from shared.pipeline.convert import detect_media_type
+
+ACCEPTED_MEDIA_TYPES = frozenset({"text/markdown", "text/plain", "application/pdf"})
+MAX_FILENAME_CHARS = 255
+
+
+def safe_filename(name: str | None) -> str | None:
+    """`"../../etc/passwd"` -> `"passwd"`; control characters dropped; None if nothing is left."""
+    if not name:
+        return None
+    base = name.replace("\\", "/").rsplit("/", 1)[-1]
+    base = "".join(ch for ch in base if unicodedata.category(ch)[0] != "C").strip()
+    if base in ("", ".", ".."):
+        return None
+    return base[:MAX_FILENAME_CHARS]
+
+
+def _too_large(limit: int) -> ApiProblem:
+    return ApiProblem(
+        413,
+        f"The file is larger than the upload limit of {limit} bytes.",
+        title="Upload too large",
+        limit_bytes=limit,
+    )
+
+
+def read_upload(part: UploadFile, limit: int) -> tuple[bytes, str]:
+    """The file's bytes and sniffed media type, or a 413 / 415 / 422 problem."""
+    if part.size is not None and part.size > limit:
+        raise _too_large(limit)
+    part.file.seek(0)
+    content = part.file.read(limit + 1)
+    if len(content) > limit:
+        raise _too_large(limit)
+    if not content:
+        raise ApiProblem(422, f"The file {safe_filename(part.filename) or ''!r} is empty.")
+    media_type = detect_media_type(content, safe_filename(part.filename))
+    if media_type not in ACCEPTED_MEDIA_TYPES:
+        raise ApiProblem(
+            415,
+            "This file is not a Markdown, plain-text or PDF document (judged by its content, "
+            "not its name).",
+            title="Unsupported media type",
+            detected=media_type,
+        )
+    return content, media_type

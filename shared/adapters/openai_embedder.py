@@ -1,0 +1,231 @@
+"""The OpenAI embedder: full requests, one shared rate limiter, our own retry loop, usage counted.
+
+The SDK runs with `max_retries=0` and the retry loop is ours, because the SDK's loop would retry
+a 429 `insufficient_quota` (which never heals by waiting) and hide the response headers the
+limiter learns from. Any OpenAI-compatible server works through `base_url`.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import re
+import time
+from collections.abc import Callable, Mapping, Sequence
+from email.utils import parsedate_to_datetime
+
+import openai
+from openai.types import CreateEmbeddingResponse
+
+from shared.errors import PermanentError, TransientError
+from shared.metrics import EMBEDDING_REQUESTS, EMBEDDING_RETRIES, EMBEDDING_TOKENS
+from shared.pipeline.embed import EmbedResult, check_inputs, pack_batches
+from shared.ratelimit import LocalRateLimiter, RateLimiter
+from shared.tokens import encoding
+
+logger = logging.getLogger("shared.embed")
+
+QUOTA_MESSAGE = (
+    "The OpenAI account has run out of credit (insufficient_quota). Add credit, then re-ingest."
+)
+_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h)")
+_DURATION_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+def retry_after_seconds(headers: Mapping[str, str]) -> float | None:
+    """How long the API asks us to wait: `retry-after-ms`, `retry-after` (seconds or a date),
+    else the `x-ratelimit-reset-*` durations ("1.5s", "6m0s"); None when it does not say."""
+    value = headers.get("retry-after-ms")
+    if value:
+        try:
+            return max(float(value) / 1000, 0.0)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if value:
+        try:
+            return max(float(value), 0.0)
+        except ValueError:
+            try:
+                return max(parsedate_to_datetime(value).timestamp() - time.time(), 0.0)
+            except (TypeError, ValueError):
+                pass
+    resets = [
+        _parse_duration(headers.get(name))
+        for name in ("x-ratelimit-reset-tokens", "x-ratelimit-reset-requests")
+    ]
+    known = [seconds for seconds in resets if seconds is not None]
+    return max(known) if known else None
+
+
+def _parse_duration(value: str | None) -> float | None:
+    if not value:
+        return None
+    parts = _DURATION_PART.findall(value)
+    if not parts:
+        return None
+    return sum(float(number) * _DURATION_SECONDS[unit] for number, unit in parts)
+
+
+def _api_message(exc: openai.APIStatusError) -> str:
+    body = exc.body
+    if isinstance(body, dict) and isinstance(body.get("message"), str):
+        return body["message"]
+    return exc.message
+
+
+class OpenAIEmbedder:
+    """Embeds through `POST /v1/embeddings`, packing inputs to the API's limits."""
+
+    name = "openai"
+
+    def __init__(
+        self,
+        *,
+        api_key: str | None,
+        base_url: str | None = None,
+        model: str = "text-embedding-3-large",
+        dimensions: int = 1536,
+        batch_size: int = 2048,
+        max_request_tokens: int = 300_000,
+        max_input_tokens: int = 8192,
+        max_retries: int = 8,
+        timeout_seconds: float = 60.0,
+        limiter: RateLimiter | None = None,
+        backoff_base_seconds: float = 0.5,
+        backoff_max_seconds: float = 30.0,
+        max_wait_seconds: float = 120.0,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        if not api_key and not base_url:
+            raise PermanentError(
+                "OPENAI_API_KEY is not set; set it, or unset EMBEDDING_PROVIDER to use the "
+                "offline hashing embedder.",
+                code="embedding_not_configured",
+            )
+        self.model = model
+        self.dimensions = dimensions
+        self.batch_size = min(batch_size, 2048)
+        self.max_request_tokens = max_request_tokens
+        self.max_input_tokens = max_input_tokens
+        self.max_retries = max_retries
+        self._limiter = limiter or LocalRateLimiter(1_000_000, 3_000)
+        self._backoff_base = backoff_base_seconds
+        self._backoff_max = backoff_max_seconds
+        self._max_wait = max_wait_seconds
+        self._sleep = sleep
+        self._client = openai.OpenAI(
+            api_key=api_key or "no-key",
+            base_url=base_url,
+            max_retries=0,
+            timeout=timeout_seconds,
+        )
+        # `dimensions` exists only from text-embedding-3 on; older models have a fixed size.
+        self._dimension_args = (
+            {"dimensions": dimensions} if model.startswith("text-embedding-3") else {}
+        )
+
+    def embed(self, inputs: list[str]) -> EmbedResult:
+        """Vectors for `inputs` in order. A text that occurs twice is sent (and paid) once."""
+        if not inputs:
+            return EmbedResult(vectors=[], tokens=0, requests=0)
+        unique = list(dict.fromkeys(inputs))
+        counted = encoding().encode_batch(unique, disallowed_special=())
+        tokens_of = {text: len(ids) for text, ids in zip(unique, counted, strict=True)}
+        check_inputs(inputs, [tokens_of[text] for text in inputs], self.max_input_tokens)
+        counts = [tokens_of[text] for text in unique]
+
+        vector_of: dict[str, list[float]] = {}
+        tokens = requests = 0
+        for batch in pack_batches(counts, self.batch_size, self.max_request_tokens):
+            texts = [unique[i] for i in batch]
+            vectors, used, sent = self._send(texts, sum(counts[i] for i in batch))
+            vector_of.update(zip(texts, vectors, strict=True))
+            tokens += used
+            requests += sent
+        return EmbedResult(vectors=[vector_of[t] for t in inputs], tokens=tokens, requests=requests)
+
+    def _send(self, texts: Sequence[str], tokens: int) -> tuple[list[list[float]], int, int]:
+        """One request with retries: (vectors, tokens billed, requests sent)."""
+        failure = ""
+        for attempt in range(self.max_retries + 1):
+            self._limiter.acquire(tokens, 1)
+            try:
+                raw = self._client.embeddings.with_raw_response.create(
+                    input=list(texts), model=self.model, **self._dimension_args
+                )
+            except openai.RateLimitError as exc:
+                self._limiter.observe_headers(exc.response.headers)
+                if "insufficient_quota" in (exc.code, exc.type):
+                    EMBEDDING_REQUESTS.labels(self.model, "error").inc()
+                    raise PermanentError(QUOTA_MESSAGE, code="embedding_quota") from None
+                reason, wait = "rate_limited", retry_after_seconds(exc.response.headers)
+                failure = f"429 {_api_message(exc)}"
+            except openai.APIStatusError as exc:
+                if exc.status_code < 500 and exc.status_code != 408:
+                    EMBEDDING_REQUESTS.labels(self.model, "error").inc()
+                    raise PermanentError(
+                        f"The embeddings API refused the request ({exc.status_code}): "
+                        f"{_api_message(exc)}",
+                        code="embedding_rejected",
+                    ) from None
+                reason, wait = "server_error", retry_after_seconds(exc.response.headers)
+                failure = f"{exc.status_code} {_api_message(exc)}"
+            except openai.APITimeoutError:
+                reason, wait, failure = "timeout", None, "no answer within the timeout"
+            except openai.APIConnectionError as exc:
+                reason, wait, failure = "timeout", None, f"connection failed ({exc.message})"
+            else:
+                self._limiter.observe_headers(raw.headers)
+                vectors, used = self._read(raw.parse(), len(texts), tokens)
+                EMBEDDING_REQUESTS.labels(self.model, "ok").inc()
+                EMBEDDING_TOKENS.labels(self.model).inc(used)
+                return vectors, used, attempt + 1
+            if attempt == self.max_retries:
+                break
+            EMBEDDING_REQUESTS.labels(self.model, "retry").inc()
+            EMBEDDING_RETRIES.labels(self.model, reason).inc()
+            delay = self._delay(attempt, wait)
+            logger.warning(
+                "Embedding request failed (%s); retry %d of %d in %.2fs",
+                failure,
+                attempt + 1,
+                self.max_retries,
+                delay,
+            )
+            self._sleep(delay)
+        EMBEDDING_REQUESTS.labels(self.model, "error").inc()
+        raise TransientError(
+            f"The embeddings API failed {self.max_retries + 1} times in a row (last: {failure}); "
+            "the embedding stage will be tried again later.",
+            code="embedding_unavailable",
+        )
+
+    def _delay(self, attempt: int, asked: float | None) -> float:
+        """Seconds before the next try: what the API asked (plus up to 20% jitter so a fleet
+        does not return at one instant), else exponential backoff with jitter."""
+        if asked is not None:
+            return min(asked * random.uniform(1.0, 1.2), self._max_wait)
+        ceiling = min(self._backoff_max, self._backoff_base * 2**attempt)
+        return random.uniform(ceiling / 2, ceiling)
+
+    def _read(
+        self, response: CreateEmbeddingResponse, expected: int, estimate: int
+    ) -> tuple[list[list[float]], int]:
+        data = sorted(response.data, key=lambda item: item.index)
+        if len(data) != expected:
+            raise PermanentError(
+                f"The embeddings API answered {len(data)} vectors for {expected} inputs.",
+                code="embedding_invalid_response",
+            )
+        vectors = [list(item.embedding) for item in data]
+        wrong = next((v for v in vectors if len(v) != self.dimensions), None)
+        if wrong is not None:
+            raise PermanentError(
+                f"The model {self.model} returned vectors of {len(wrong)} dimensions, "
+                f"not the configured {self.dimensions} (EMBEDDING_DIMENSIONS).",
+                code="embedding_dimensions",
+            )
+        usage = getattr(response, "usage", None)
+        used = int(usage.total_tokens) if usage is not None and usage.total_tokens else estimate
+        return vectors, used

@@ -1,0 +1,67 @@
+"""Engines and sessions. One engine per database URL per process."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from functools import lru_cache
+from pathlib import Path
+
+import sqlalchemy as sa
+from psycopg.errors import UndefinedTable
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.orm import Session, sessionmaker
+
+from shared.settings import get_settings
+
+
+def normalise_url(url: str) -> str:
+    """Use psycopg 3 for plain `postgresql://` URLs (operators copy them from anywhere)."""
+    for prefix in ("postgresql://", "postgres://"):
+        if url.startswith(prefix):
+            return "postgresql+psycopg://" + url[len(prefix) :]
+    return url
+
+
+@lru_cache(maxsize=8)
+def engine_for(url: str) -> sa.Engine:
+    """A pooled engine; SQLite gets WAL, a busy timeout and foreign keys."""
+    url = normalise_url(url)
+    parsed = make_url(url)
+    if parsed.get_backend_name() == "sqlite":
+        if parsed.database and parsed.database != ":memory:":
+            Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+        engine = sa.create_engine(url, connect_args={"timeout": 30})
+
+        @sa.event.listens_for(engine, "connect")
+        def _sqlite_pragmas(dbapi_connection, _record) -> None:  # type: ignore[no-untyped-def]
+            cursor = dbapi_connection.cursor()
+            cursor.execute("PRAGMA journal_mode=WAL")
+            cursor.execute("PRAGMA foreign_keys=ON")
+            cursor.execute("PRAGMA busy_timeout=30000")
+            cursor.close()
+
+        return engine
+    return sa.create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=20)
+
+
+def engine() -> sa.Engine:
+    return engine_for(get_settings().database_url)
+
+
+def session_factory() -> sessionmaker[Session]:
+    return sessionmaker(engine(), expire_on_commit=False)
+
+
+@contextmanager
+def transaction() -> Iterator[Session]:
+    """A session inside one transaction: committed on success, rolled back on error."""
+    with session_factory().begin() as session:
+        yield session
+
+
+def schema_missing(error: DBAPIError) -> bool:
+    """A table is missing (no `ingest db upgrade` yet): SQLite says "no such table",
+    Postgres raises UndefinedTable."""
+    return isinstance(error.orig, UndefinedTable) or "no such table" in str(error.orig)

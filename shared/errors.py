@@ -1,0 +1,29 @@
+"""Typed failures. Each carries a stable `code` and a message a content editor can act on."""
+
+from __future__ import annotations
+
+
+class IngestError(Exception):
+    """A failure that ends a version in `failed` (permanent) or is retried (transient)."""
+
+    code: str = "internal_error"
+    retryable: bool = False
+
+    def __init__(self, message: str, *, code: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        if code is not None:
+            self.code = code
+
+
+class PermanentError(IngestError):
+    """Retrying cannot help: bad input, a refused request, a quota exhausted."""
+
+    retryable = False
+
+
+class TransientError(IngestError):
+    """Worth another attempt later: a timeout, a 5xx, a service that is down."""
+
+    code = "transient_error"
+    retryable = True

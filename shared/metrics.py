@@ -1,0 +1,21 @@
+"""Prometheus metrics of the service (exported by the API's and the workers' `/metrics`)."""
+
+from __future__ import annotations
+
+from prometheus_client import Counter
+
+EMBEDDING_TOKENS = Counter(
+    "ingest_embedding_tokens_total",
+    "Tokens billed by the embeddings API (from its `usage`), per model.",
+    ["model"],
+)
+EMBEDDING_REQUESTS = Counter(
+    "ingest_embedding_requests_total",
+    "Requests sent to the embeddings API, by outcome: ok, retry (429/5xx/timeout), error.",
+    ["model", "outcome"],
+)
+EMBEDDING_RETRIES = Counter(
+    "ingest_embedding_retries_total",
+    "Embedding requests retried, by reason: rate_limited, server_error, timeout.",
+    ["model", "reason"],
+)

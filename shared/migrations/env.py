@@ -1,0 +1,38 @@
+"""Alembic environment: the database URL comes from the settings (or `-x url=...`)."""
+
+from __future__ import annotations
+
+from alembic import context
+
+from shared.db import engine_for, normalise_url
+from shared.models import Base
+from shared.settings import get_settings
+
+config = context.config
+url = context.get_x_argument(as_dictionary=True).get("url") or config.get_main_option(
+    "sqlalchemy.url"
+)
+url = normalise_url(url or get_settings().database_url)
+
+
+def run_migrations_offline() -> None:
+    context.configure(url=url, target_metadata=Base.metadata, literal_binds=True)
+    with context.begin_transaction():
+        context.run_migrations()
+
+
+def run_migrations_online() -> None:
+    with engine_for(url).connect() as connection:
+        context.configure(
+            connection=connection,
+            target_metadata=Base.metadata,
+            render_as_batch=connection.dialect.name == "sqlite",
+        )
+        with context.begin_transaction():
+            context.run_migrations()
+
+
+if context.is_offline_mode():
+    run_migrations_offline()
+else:
+    run_migrations_online()

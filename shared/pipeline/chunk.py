@@ -1,0 +1,194 @@
+"""Markdown chunking (DESIGN.md "Chunking", seed 001): H1, then H2, then blocks.
+
+`chunk_markdown(text)` is a pure function. Offsets (`char_start`, `char_end`) refer to the
+*normalised* text: BOM stripped, CRLF and CR turned into LF (`normalise`), which is what
+`shared.pipeline.convert` produces anyway. For every chunk,
+`normalise(text)[char_start:char_end]` is its new text, found in `chunk.text` at
+`new_text_offset`; around it `text` may carry the overlap taken from the previous chunk and
+the structure repeated from a split block (a reopened code fence, a table's header rows).
+
+Rules, in order of precedence: the maximum (overlap included) is never exceeded; a block that
+fits in the maximum is never split; overlap is 60-70 tokens where the block after it leaves
+room (a block close to the maximum gets less, or none).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any
+
+from shared.pipeline.markdown_blocks import Block, front_matter, normalise, scan_blocks
+from shared.pipeline.overlap import overlap_text
+from shared.pipeline.packing import Draft, Packer
+from shared.pipeline.token_sums import JoinedCounts, joined_tokens, tail_tokens
+from shared.settings import Settings
+from shared.tokens import encoding
+
+__all__ = ["Chunk", "ChunkSettings", "chunk_markdown", "front_matter", "normalise"]
+
+
+@dataclass(frozen=True)
+class ChunkSettings:
+    """Chunk sizes in cl100k_base tokens (seed 001 defaults)."""
+
+    target_tokens: int = 350
+    max_tokens: int = 450
+    overlap_tokens: int = 70
+    min_tokens: int = 50
+    overlap_across_h1: bool = False
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> ChunkSettings:
+        return cls(
+            target_tokens=settings.chunk_target_tokens,
+            max_tokens=settings.chunk_max_tokens,
+            overlap_tokens=settings.chunk_overlap_tokens,
+            min_tokens=settings.chunk_min_tokens,
+            overlap_across_h1=settings.chunk_overlap_across_h1,
+        )
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """One chunk: `text` is what gets embedded and stored (overlap included)."""
+
+    index: int
+    text: str
+    token_count: int
+    headings: list[str]
+    heading: str | None
+    heading_level: int | None
+    kinds: list[str]
+    code_languages: list[str]
+    admonition_types: list[str]
+    char_start: int
+    char_end: int
+    overlap_tokens: int
+    new_text_offset: int
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def new_text(self) -> str:
+        """The part of `text` that is this chunk's own (no overlap, no repeated structure)."""
+        return self.text[
+            self.new_text_offset : self.new_text_offset + self.char_end - self.char_start
+        ]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready (lists and plain values only)."""
+        return asdict(self)
+
+
+def chunk_markdown(text: str, settings: ChunkSettings | None = None) -> list[Chunk]:
+    """Cut a Markdown document into chunks (see the module docstring for the guarantees)."""
+    settings = settings or ChunkSettings()
+    source = normalise(text)
+    metadata, body_start = front_matter(source)
+    blocks = scan_blocks(source, body_start)
+    if not blocks:
+        return []
+    packer = Packer(source, blocks, settings)
+    return _assemble(source, packer, metadata, settings)
+
+
+def _assemble(
+    source: str, packer: Packer, metadata: dict[str, Any], settings: ChunkSettings
+) -> list[Chunk]:
+    """Final texts: overlap, measured token counts, metadata."""
+    blocks = packer.blocks
+    joined = JoinedCounts(source, [(b.start, b.end) for b in blocks], packer.tokens)
+    chunks: list[Chunk] = []
+    previous: Draft | None = None
+    previous_text = ""
+    pending = deque(packer.drafts())
+    while pending:
+        draft = pending.popleft()
+        core = draft.prefix + source[draft.start : draft.end] + draft.suffix
+        budget = settings.overlap_tokens if _gets_overlap(previous, draft, settings) else 0
+        previous_tokens = tail_tokens(previous_text, settings.overlap_tokens) if budget else []
+        while True:
+            overlap, overlap_count = overlap_text(previous_text, previous_tokens, budget)
+            separator = _separator(source, previous, draft) if overlap else ""
+            lead = overlap + separator
+            lead_count = overlap_count + joined_tokens(overlap, separator) if overlap else 0
+            count = _count(lead, lead_count, core, draft, blocks, joined)
+            if count <= settings.max_tokens or not overlap:
+                break
+            budget = overlap_count - (count - settings.max_tokens) - 1
+        if count > settings.max_tokens:  # an estimate was off: cut this draft smaller
+            pending.extendleft(reversed(packer.smaller(draft)))
+            continue
+        offset = len(lead) + len(draft.prefix)
+        chunk = _chunk(len(chunks), lead + core, count, draft, blocks, metadata)
+        chunks.append(replace(chunk, overlap_tokens=overlap_count, new_text_offset=offset))
+        previous, previous_text = draft, lead + core
+    return chunks
+
+
+def _count(
+    lead: str, lead_count: int, core: str, draft: Draft, blocks: list[Block], joined: JoinedCounts
+) -> int:
+    """Tokens of `lead + core`, summed from the counts already known where that is exact."""
+    whole_blocks = (
+        not draft.prefix
+        and not draft.suffix
+        and draft.start == blocks[draft.first].start
+        and draft.end == blocks[draft.last].end
+    )
+    if whole_blocks and (not lead or (lead[-1] == "\n" and not core[0].isspace())):
+        core_count = joined.span(draft.first, draft.last)
+        if core_count is not None:
+            return core_count + lead_count
+    return len(encoding().encode_ordinary(lead + core))
+
+
+def _gets_overlap(previous: Draft | None, draft: Draft, settings: ChunkSettings) -> bool:
+    if previous is None or settings.overlap_tokens <= 0:
+        return False
+    return settings.overlap_across_h1 or previous.last_section == draft.first_section
+
+
+def _separator(source: str, previous: Draft | None, draft: Draft) -> str:
+    """The original whitespace between the two chunks' texts, at most a blank line."""
+    if previous is None or previous.suffix or draft.prefix:
+        return "\n\n"
+    gap = source[previous.end : draft.start]
+    if gap.count("\n") >= 2:
+        return "\n\n"
+    return gap if gap.isspace() or not gap else "\n\n"
+
+
+def _chunk(
+    index: int,
+    text: str,
+    token_count: int,
+    draft: Draft,
+    blocks: list[Block],
+    metadata: dict[str, Any],
+) -> Chunk:
+    inside = blocks[draft.first : draft.last + 1]
+    kinds: list[str] = []
+    languages: list[str] = []
+    admonitions: list[str] = []
+    for block in inside:
+        kinds.extend((block.kind, *block.inner_kinds))
+        languages.extend(block.languages)
+        admonitions.extend(block.admonitions)
+    path = draft.heading_path
+    return Chunk(
+        index=index,
+        text=text,
+        token_count=token_count,
+        headings=[title for _, title in path],
+        heading=path[-1][1] if path else None,
+        heading_level=path[-1][0] if path else None,
+        kinds=list(dict.fromkeys(kinds)),
+        code_languages=list(dict.fromkeys(languages)),
+        admonition_types=list(dict.fromkeys(admonitions)),
+        char_start=draft.start,
+        char_end=draft.end,
+        overlap_tokens=0,
+        new_text_offset=0,
+        metadata=dict(metadata),
+    )

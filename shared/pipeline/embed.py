@@ -1,0 +1,153 @@
+"""Embeddings: what text is embedded, the embedder interface, and how inputs fill requests.
+
+Two providers implement `Embedder`: OpenAI (or any compatible server) in
+`shared.adapters.openai_embedder`, and the offline hashing embedder in
+`shared.pipeline.hashing_embedder` (lexical, for the embedded default and demos only).
+`make_embedder` picks one from the settings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any, Protocol
+
+from shared.errors import PermanentError
+
+if TYPE_CHECKING:
+    from shared.ratelimit import RateLimiter
+    from shared.settings import Settings
+
+HEADING_SEPARATOR = " > "
+
+
+def embedding_input(headings: list[str], text: str) -> str:
+    """The text sent for one chunk: its heading path as one line, then the chunk text.
+
+    The heading line keeps short chunks in context ("Neem uw identiteitskaart mee" belongs to
+    "Knieoperatie > Voorbereiding"); see DESIGN.md, chunking rule 8.
+    """
+    path = HEADING_SEPARATOR.join(h.strip() for h in headings if h and h.strip())
+    return f"{path}\n{text}" if path else text
+
+
+@dataclass
+class EmbedResult:
+    """Vectors in the order of the inputs, and what producing them cost.
+
+    `tokens` are the billed tokens (the API's `usage`; the cl100k count for hashing), to be
+    stored on the version. `requests` counts HTTP requests sent, retries included.
+    """
+
+    vectors: list[list[float]]
+    tokens: int
+    requests: int
+
+
+class Embedder(Protocol):
+    """Turns texts into vectors of a fixed dimension."""
+
+    name: str
+    model: str
+    dimensions: int
+
+    def embed(self, inputs: list[str]) -> EmbedResult:
+        """Vectors for `inputs`, same order; raises PermanentError / TransientError."""
+        ...
+
+
+def check_inputs(inputs: Sequence[str], token_counts: Sequence[int], max_input_tokens: int) -> None:
+    """Refuse what the API would refuse, before paying for anything: empty or too long inputs."""
+    for index, (text, tokens) in enumerate(zip(inputs, token_counts, strict=True)):
+        if not text:
+            raise PermanentError(
+                f"Embedding input {index} is empty; the API refuses empty inputs.",
+                code="empty_input",
+            )
+        if tokens > max_input_tokens:
+            raise PermanentError(
+                f"Embedding input {index} has {tokens} tokens, more than the model's limit of "
+                f"{max_input_tokens}. The chunker should have split it; check the chunk settings.",
+                code="input_too_long",
+            )
+
+
+def pack_batches(token_counts: Sequence[int], max_inputs: int, max_tokens: int) -> list[range]:
+    """Consecutive index ranges that fill requests: at most `max_inputs` inputs and `max_tokens`.
+
+    Greedy in input order, so every request but the last is full on one of the two limits.
+    A single input over `max_tokens` must be refused beforehand (`check_inputs`).
+    """
+    if max_inputs < 1 or max_tokens < 1:
+        raise ValueError("max_inputs and max_tokens must be positive")
+    batches: list[range] = []
+    start = 0
+    tokens_in_batch = 0
+    for index, tokens in enumerate(token_counts):
+        if tokens > max_tokens:
+            raise ValueError(f"input {index} has {tokens} tokens, more than {max_tokens}")
+        full = index - start >= max_inputs or tokens_in_batch + tokens > max_tokens
+        if full:
+            batches.append(range(start, index))
+            start, tokens_in_batch = index, 0
+        tokens_in_batch += tokens
+    if start < len(token_counts):
+        batches.append(range(start, len(token_counts)))
+    return batches
+
+
+def make_embedder(settings: Settings, limiter: RateLimiter | None = None) -> Embedder:
+    """The configured embedder: OpenAI when `settings.use_openai`, else the hashing one."""
+    if not settings.use_openai:
+        from shared.pipeline.hashing_embedder import HashingEmbedder
+
+        return HashingEmbedder(settings.hashing_dimensions)
+
+    from shared.adapters.openai_embedder import OpenAIEmbedder
+
+    if limiter is None:
+        limiter = default_limiter(settings)
+    api_key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else None
+    return OpenAIEmbedder(
+        api_key=api_key,
+        base_url=settings.openai_base_url,
+        model=settings.embedding_model,
+        dimensions=settings.embedding_dimensions,
+        batch_size=settings.embedding_batch_size,
+        # A request larger than a minute's budget could never pass the limiter.
+        max_request_tokens=min(
+            settings.embedding_max_request_tokens, settings.embedding_tokens_per_minute
+        ),
+        max_input_tokens=settings.embedding_max_input_tokens,
+        max_retries=settings.embedding_max_retries,
+        timeout_seconds=settings.embedding_timeout_seconds,
+        limiter=limiter,
+    )
+
+
+@lru_cache(maxsize=4)
+def _redis_client(url: str) -> Any:
+    """One connection pool per process, however many embedders the tasks make."""
+    import redis
+
+    return redis.Redis.from_url(url)
+
+
+_local_limiters: dict[tuple[str, int, int], RateLimiter] = {}
+
+
+def default_limiter(settings: Settings) -> RateLimiter:
+    """The shared limiter: in Redis when there is one, else one per process and model."""
+    from shared.ratelimit import LocalRateLimiter, RedisRateLimiter
+
+    tpm = settings.embedding_tokens_per_minute
+    rpm = settings.embedding_requests_per_minute
+    if settings.redis_url:
+        client = _redis_client(settings.redis_url)
+        return RedisRateLimiter(client, f"ingest:ratelimit:{settings.embedding_model}", tpm, rpm)
+    key = (settings.embedding_model, tpm, rpm)
+    if key not in _local_limiters:
+        # setdefault: two threads racing here still end up sharing one limiter.
+        _local_limiters.setdefault(key, LocalRateLimiter(tpm, rpm))
+    return _local_limiters[key]

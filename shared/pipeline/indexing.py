@@ -1,0 +1,181 @@
+"""What the embed, upsert and finalize stages share: point ids, payloads, vector reuse.
+
+Point id = UUID5(document id, chunk content hash, occurrence): an unchanged chunk keeps its
+point across versions, so an edit re-embeds only what changed and a re-run overwrites instead
+of duplicating.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import uuid
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from shared import repository as repo
+from shared.adapters.qdrant import Point, QdrantIndex, collection_name
+from shared.db import transaction
+from shared.models import Chunk as ChunkRow
+from shared.models import Document, DocumentVersion
+from shared.pipeline.chunk import Chunk
+from shared.pipeline.convert import Converted
+from shared.pipeline.embed import Embedder, embedding_input, make_embedder
+from shared.settings import Settings
+
+POINT_NAMESPACE = uuid.UUID("6f1d3c52-4a8e-5b7e-9c1a-2d0e8f4b7a10")
+_COLUMNS = {"index", "text", "token_count", "headings", "kinds", "char_start", "char_end"}
+
+
+def point_id(document_id: uuid.UUID, content_hash: str, occurrence: int) -> uuid.UUID:
+    return uuid.uuid5(POINT_NAMESPACE, f"{document_id}:{content_hash}:{occurrence}")
+
+
+def chunk_rows(
+    document_id: uuid.UUID, chunks: Sequence[Chunk], converted: Converted
+) -> list[dict[str, Any]]:
+    """Database rows for the chunker's output, with hashes, point ids and page ranges."""
+    seen: Counter[str] = Counter()
+    rows = []
+    for chunk in chunks:
+        digest = hashlib.sha256(chunk.text.encode("utf-8")).hexdigest()
+        occurrence = seen[digest]
+        seen[digest] += 1
+        pages = converted.pages_for(chunk.char_start, chunk.char_end)
+        data = chunk.to_dict()
+        rows.append(
+            {
+                "document_id": document_id,
+                "index": chunk.index,
+                "point_id": point_id(document_id, digest, occurrence),
+                "content_hash": digest,
+                "text": chunk.text,
+                "token_count": chunk.token_count,
+                "headings": list(chunk.headings),
+                "kinds": list(chunk.kinds),
+                "char_start": chunk.char_start,
+                "char_end": chunk.char_end,
+                "page_start": pages[0] if pages else None,
+                "page_end": pages[1] if pages else None,
+                "extra": {k: v for k, v in data.items() if k not in _COLUMNS},
+            }
+        )
+    return rows
+
+
+@dataclass(frozen=True)
+class PendingChunk:
+    chunk_id: int
+    point_id: uuid.UUID
+    headings: list[str]
+    text: str
+
+
+@dataclass(frozen=True)
+class Usage:
+    tokens: int
+    requests: int
+
+
+def to_bytes(vector: Sequence[float]) -> bytes:
+    return np.asarray(vector, dtype=np.float32).tobytes()
+
+
+def from_bytes(data: bytes) -> list[float]:
+    return np.frombuffer(data, dtype=np.float32).tolist()
+
+
+def reuse_vectors(
+    index: QdrantIndex, pending: Sequence[PendingChunk]
+) -> dict[int, tuple[bytes, bool]]:
+    """Vectors of chunks whose point already exists with this model: no API call for them."""
+    stored = index.existing_vectors([chunk.point_id for chunk in pending])
+    return {
+        c.chunk_id: (to_bytes(stored[c.point_id]), False) for c in pending if c.point_id in stored
+    }
+
+
+def groups(items: Sequence[PendingChunk], size: int) -> Iterator[Sequence[PendingChunk]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+def embed_group(
+    embedder: Embedder, group: Sequence[PendingChunk]
+) -> tuple[dict[int, tuple[bytes, bool]], Usage]:
+    """Embed one group; identical inputs (repeated boilerplate) are sent once."""
+    inputs = [embedding_input(chunk.headings, chunk.text) for chunk in group]
+    unique = list(dict.fromkeys(inputs))
+    result = embedder.embed(unique)
+    by_input = dict(zip(unique, result.vectors, strict=True))
+    vectors = {
+        c.chunk_id: (to_bytes(by_input[text]), True) for c, text in zip(group, inputs, strict=True)
+    }
+    return vectors, Usage(result.tokens, result.requests)
+
+
+def payload(document: Document, version: DocumentVersion, chunk: ChunkRow) -> dict[str, Any]:
+    """What the chatbot reads back with a hit: the text, where it sits, and whose it is."""
+    extra = chunk.extra or {}
+    return {
+        "text": chunk.text,
+        "headings": list(chunk.headings),
+        "section": extra.get("heading"),
+        "heading_level": extra.get("heading_level"),
+        "chunk_index": chunk.index,
+        "token_count": chunk.token_count,
+        "kinds": list(chunk.kinds),
+        "page_start": chunk.page_start,
+        "page_end": chunk.page_end,
+        "document_id": str(document.id),
+        "version_id": str(version.id),
+        "source": document.source,
+        "external_id": document.external_id,
+        "title": document.title or (version.conversion or {}).get("metadata", {}).get("title"),
+        "source_url": document.source_url,
+        "language": document.language,
+        "tags": list(document.tags or []),
+    }
+
+
+def points_for(
+    document: Document, version: DocumentVersion, chunks: Sequence[ChunkRow]
+) -> list[Point]:
+    return [
+        Point(chunk.point_id, from_bytes(chunk.vector), payload(document, version, chunk))
+        for chunk in chunks
+        if chunk.vector is not None
+    ]
+
+
+_cache: dict[str, Any] = {}
+_cache_lock = threading.Lock()
+
+
+def embedder(settings: Settings) -> Embedder:
+    """One embedder per process and settings object (its client pools connections)."""
+    with _cache_lock:
+        if _cache.get("settings") is not settings:
+            _cache.clear()
+            _cache["settings"] = settings
+            _cache["embedder"] = make_embedder(settings)
+        return _cache["embedder"]
+
+
+def index_for(settings: Settings, embedder: Embedder) -> QdrantIndex:
+    """The collection the fleet uses now: `QDRANT_COLLECTION`, else the one `ingest reindex`
+    switched to (kept in Postgres), else the one named after the model and size."""
+    name = settings.qdrant_collection
+    if not name:
+        with transaction() as session:
+            name = repo.active_collection(session, embedder.model, embedder.dimensions)
+    name = name or collection_name(embedder.model, embedder.dimensions)
+    key = f"index:{name}"
+    with _cache_lock:
+        if key not in _cache:
+            _cache[key] = QdrantIndex.from_settings(settings, name, embedder.dimensions)
+        return _cache[key]

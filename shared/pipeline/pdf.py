@@ -1,0 +1,269 @@
+"""PDF to Markdown with pypdf: open safely, read the text page by page, rebuild the structure.
+
+Every failure becomes a PermanentError with a stable code and a message for a content editor;
+nothing pypdf raises on a damaged file escapes. A cooperative deadline is checked between
+pages and inside pypdf's text visitor, because signals and child processes are not available
+inside Celery's prefork children (the task's hard time limit remains the backstop).
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import re
+import time
+from typing import Any, NamedTuple
+
+from pypdf import PasswordType, PdfReader
+from pypdf.generic import Destination
+
+from shared.errors import IngestError, PermanentError
+from shared.pipeline.pdf_layout import (
+    OutlineEntry,
+    body_size,
+    mark_font_headings,
+    mark_outline_headings,
+    remove_running_lines,
+)
+from shared.pipeline.pdf_lines import Line, extract_lines
+from shared.pipeline.pdf_markdown import build_blocks, render
+
+MAX_OUTLINE_ENTRIES = 5000
+_FILE_NAME_TITLE = re.compile(r"\.(docx?|odt|pdf|indd|pages|rtf|pptx?)$", re.I)
+_WORD_PREFIX = re.compile(r"^microsoft (word|powerpoint) - ", re.I)
+
+# pypdf logs every repair it makes on a damaged file; those are not the editor's business.
+logging.getLogger("pypdf").setLevel(logging.ERROR)
+
+
+class Deadline:
+    """A point in time after which conversion gives up with `conversion_timeout`."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.expires = time.monotonic() + seconds
+
+    def check(self) -> None:
+        if time.monotonic() > self.expires:
+            raise PermanentError(
+                f"Converting this PDF took longer than the limit of {self.seconds:g} seconds. "
+                "It may be unusually large or complex: export it again from the original "
+                "program (or split it) and upload it again.",
+                code="conversion_timeout",
+            )
+
+
+def corrupt(detail: str = "") -> PermanentError:
+    suffix = f" ({detail})" if detail else ""
+    return PermanentError(
+        "This PDF is damaged or incomplete and cannot be read"
+        f"{suffix}. Open it in a PDF reader, save or export it again, and upload the new copy.",
+        code="pdf_corrupt",
+    )
+
+
+def open_pdf(data: bytes, warnings: list[str]) -> PdfReader:
+    """A reader for `data`, decrypted with the empty password when that is all it takes."""
+    try:
+        reader = PdfReader(io.BytesIO(data), strict=False)
+    except Exception as exc:
+        raise corrupt() from exc
+    if not reader.is_encrypted:
+        return reader
+    try:
+        opened = reader.decrypt("")
+    except Exception as exc:  # unsupported algorithm or a broken /Encrypt dictionary
+        raise PermanentError(
+            "This PDF is encrypted in a way that cannot be opened. Save an unprotected copy "
+            "(without a password) and upload it again.",
+            code="pdf_encrypted",
+        ) from exc
+    if opened == PasswordType.NOT_DECRYPTED:
+        raise PermanentError(
+            "This PDF is password-protected. Remove the password (or upload an unprotected "
+            "copy) and upload it again.",
+            code="pdf_encrypted",
+        )
+    warnings.append("the PDF is encrypted without a password (restrictions only); it was read")
+    return reader
+
+
+def page_count(reader: PdfReader, max_pages: int) -> int:
+    try:
+        count = len(reader.pages)
+    except IngestError:
+        raise
+    except Exception as exc:
+        raise corrupt() from exc
+    if count > max_pages:
+        raise PermanentError(
+            f"This PDF has {count} pages; the limit is {max_pages}. Split it into smaller "
+            "documents and upload those.",
+            code="too_large",
+        )
+    return count
+
+
+_PLACEHOLDERS = frozenset(
+    {"untitled", "anonymous", "unspecified", "unknown", "none", "(anonymous)"}
+)
+
+
+def _text(value: Any) -> str | None:
+    """A metadata string cleaned of spacing, or None for nothing or a generator placeholder."""
+    text = " ".join(str(value).split()) if value is not None else ""
+    return text if text and text.lower() not in _PLACEHOLDERS else None
+
+
+def document_metadata(reader: PdfReader) -> dict[str, object]:
+    """Title, author, subject and language as the PDF states them (cleaned of editor noise)."""
+    metadata: dict[str, object] = {}
+    try:
+        info = reader.metadata or {}
+        title = _text(info.get("/Title"))
+        if title:
+            title = _WORD_PREFIX.sub("", title)
+            if not _FILE_NAME_TITLE.search(title):
+                metadata["title"] = title
+        for key, name in (("author", "/Author"), ("subject", "/Subject")):
+            if value := _text(info.get(name)):
+                metadata[key] = value
+    except Exception:  # a broken /Info dictionary: no metadata, not a failed document
+        pass
+    try:
+        if language := _text(reader.trailer["/Root"].get("/Lang")):
+            metadata["language"] = language
+    except Exception:
+        pass
+    return metadata
+
+
+def read_outline(reader: PdfReader, deadline: Deadline) -> list[OutlineEntry]:
+    """The bookmarks in reading order, flattened with their depth (bounded, cycle-safe)."""
+    entries: list[OutlineEntry] = []
+    try:
+        stack: list[tuple[list[Any], int]] = [(list(reader.outline), 1)]
+    except Exception:
+        return []
+    while stack and len(entries) < MAX_OUTLINE_ENTRIES:
+        deadline.check()
+        items, level = stack.pop()
+        for index, item in enumerate(items):
+            if isinstance(item, list):
+                if level < 6:
+                    stack.append((items[index + 1 :], level))
+                    stack.append((item, level + 1))
+                    break
+                continue
+            if not isinstance(item, Destination):
+                continue
+            try:
+                page = reader.get_destination_page_number(item)
+                top = item.top
+                title = _text(item.title)
+            except Exception:
+                continue
+            if page is None or page < 0 or not title:
+                continue
+            entries.append(
+                OutlineEntry(level, title, page + 1, float(top) if top is not None else None)
+            )
+    return entries
+
+
+def _empty_page_warning(reader: PdfReader, index: int) -> str:
+    try:
+        resources = reader.pages[index].get("/Resources")
+        xobjects = resources.get_object().get("/XObject") if resources else None
+        has_images = bool(xobjects) and len(xobjects.get_object()) > 0
+    except Exception:
+        has_images = False
+    if has_images:
+        return f"page {index + 1} has no text (image only? it may need OCR); skipped"
+    return f"page {index + 1} is empty; skipped"
+
+
+def _vertical_box(reader: PdfReader, index: int) -> tuple[float, float] | None:
+    """(bottom, top) of a page's media box, or None when it is missing or odd."""
+    try:
+        box = reader.pages[index].mediabox
+        bottom, top = float(box.bottom), float(box.top)
+    except Exception:
+        return None
+    return (bottom, top) if top > bottom else None
+
+
+def read_pages(
+    reader: PdfReader, count: int, deadline: Deadline, warnings: list[str]
+) -> list[list[Line]]:
+    """Lines of every page; a page pypdf cannot read is skipped with a warning."""
+    pages: list[list[Line]] = []
+    failed = 0
+    for index in range(count):
+        deadline.check()
+        try:
+            lines = extract_lines(reader.pages[index], index + 1, deadline.check)
+        except IngestError:
+            raise
+        except Exception as exc:
+            failed += 1
+            warnings.append(f"page {index + 1} could not be read ({type(exc).__name__}); skipped")
+            lines = []
+        pages.append(lines)
+    if count and failed == count:
+        raise corrupt("no page could be read")
+    return pages
+
+
+class PdfText(NamedTuple):
+    """What a PDF converts to; `convert` wraps it in `Converted`."""
+
+    markdown: str
+    page_starts: list[tuple[int, int]]
+    metadata: dict[str, object]
+    warnings: list[str]
+
+
+def convert_pdf(data: bytes, *, max_pages: int, deadline: Deadline) -> PdfText:
+    """Markdown, page starts, metadata and warnings of a PDF (see module docstring)."""
+    warnings: list[str] = []
+    reader = open_pdf(data, warnings)
+    count = page_count(reader, max_pages)
+    metadata = document_metadata(reader)
+    metadata["page_count"] = count
+    outline = read_outline(reader, deadline)
+    metadata["has_outline"] = bool(outline)
+    pages = read_pages(reader, count, deadline, warnings)
+    for index, lines in enumerate(pages):
+        if not lines and not any(w.startswith(f"page {index + 1} ") for w in warnings):
+            warnings.append(_empty_page_warning(reader, index))
+    if not any(pages):
+        raise PermanentError(
+            "This PDF has no text layer: it looks like a scan or a set of images. Run OCR "
+            "(text recognition, for example with OCRmyPDF or Adobe Acrobat) on it and upload "
+            "the result.",
+            code="pdf_no_text",
+        )
+    warnings.extend(remove_running_lines(pages, [_vertical_box(reader, i) for i in range(count)]))
+    if outline:
+        warnings.extend(mark_outline_headings(pages, outline))
+    else:
+        mark_font_headings(pages, body_size(pages))
+    markdown, page_starts = render(build_blocks(pages))
+    if not markdown.strip():
+        raise PermanentError(
+            "This PDF has no readable text apart from headers and page numbers. If it is a "
+            "scan, run OCR on it and upload the result.",
+            code="pdf_no_text",
+        )
+    garbled = markdown.count("\ufffd")
+    if garbled > 0.02 * len(markdown):
+        warnings.append(
+            f"{garbled} characters could not be decoded (a font without a character map); "
+            "the text may be garbled"
+        )
+    if "title" not in metadata:
+        first_h1 = next((ln for ln in markdown.splitlines() if ln.startswith("# ")), None)
+        if first_h1:
+            metadata["title"] = first_h1[2:].strip()
+    return PdfText(markdown, page_starts, metadata, warnings)

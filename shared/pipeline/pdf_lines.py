@@ -1,0 +1,168 @@
+"""Text lines of one PDF page with the position, font size and weight of each.
+
+pypdf's text visitor reports each run of text with its matrices, font and font size; pypdf
+itself already decides where spaces and line breaks go. We keep its text and add what layout
+needs: the baseline, the size as drawn (font size times the matrices' scale) and boldness.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pypdf import PageObject
+
+from shared.pipeline.text import BULLET_GLYPHS, clean_pdf_line
+
+_BOLD_NAME = re.compile(r"bold|black|heavy|semibold|demi|extrabold|ultrabold|-bd|,bd", re.I)
+_FORCE_BOLD_FLAG = 1 << 18
+
+
+@dataclass
+class Line:
+    """One line of text on a page; `heading` is the Markdown level layout gives it (0: none)."""
+
+    text: str
+    page: int
+    x: float
+    y: float  # baseline in PDF user space: larger is higher on the page
+    size: float
+    bold: bool
+    heading: int = 0
+    text_x: float | None = None  # where the words start when a bullet glyph comes first
+
+
+@dataclass
+class _Piece:
+    text: str
+    x: float
+    y: float
+    size: float
+    bold: bool
+
+
+@dataclass
+class _Collector:
+    """Receives pypdf's visitor calls and cuts them into raw lines at pypdf's line breaks."""
+
+    check: Callable[[], None]
+    raw_lines: list[list[_Piece]] = field(default_factory=list)
+    current: list[_Piece] = field(default_factory=list)
+    bold_cache: dict[int, bool] = field(default_factory=dict)
+
+    def visit(self, text: Any, cm: Any, tm: Any, font: Any, font_size: Any) -> None:
+        self.check()
+        if not text:
+            return
+        x, y, size = _placement(cm, tm, font_size)
+        bold = self._bold(font)
+        for number, part in enumerate(str(text).split("\n")):
+            if number > 0:
+                self.end_line()
+                y -= size * 1.2  # pypdf broke the line inside one run: the next line down
+            if part:
+                self.current.append(_Piece(part, x, y, size, bold))
+
+    def end_line(self) -> None:
+        if self.current:
+            self.raw_lines.append(self.current)
+            self.current = []
+
+    def _bold(self, font: Any) -> bool:
+        if font is None:
+            return False
+        key = id(font)
+        if key not in self.bold_cache:
+            self.bold_cache[key] = _font_is_bold(font)
+        return self.bold_cache[key]
+
+
+def _placement(cm: Any, tm: Any, font_size: Any) -> tuple[float, float, float]:
+    """Origin and drawn size of a text run: the text matrix times the current matrix."""
+    try:
+        a, b, c, d, e, f = (float(v) for v in cm)
+        _, _, tc, td, te, tf = (float(v) for v in tm)
+        x = te * a + tf * c + e
+        y = te * b + tf * d + f
+        scale = math.hypot(tc * a + td * c, tc * b + td * d)
+        size = abs(float(font_size)) * scale
+    except (TypeError, ValueError):
+        return 0.0, 0.0, 0.0
+    if not all(math.isfinite(v) for v in (x, y, size)):
+        return 0.0, 0.0, 0.0
+    return x, y, round(size, 2)
+
+
+def _font_is_bold(font: Any) -> bool:
+    """Bold by the font's name, its descriptor's weight, or the ForceBold flag."""
+    try:
+        name = str(font.get("/BaseFont", "")).split("+", 1)[-1]
+        if _BOLD_NAME.search(name):
+            return True
+        descriptor = font.get("/FontDescriptor")
+        if descriptor is None and "/DescendantFonts" in font:
+            descendant = font["/DescendantFonts"][0].get_object()
+            descriptor = descendant.get("/FontDescriptor")
+        if descriptor is None:
+            return False
+        descriptor = descriptor.get_object()
+        weight = float(descriptor.get("/FontWeight", 0) or 0)
+        flags = int(descriptor.get("/Flags", 0) or 0)
+        return weight >= 600 or bool(flags & _FORCE_BOLD_FLAG)
+    except Exception:  # a malformed font dictionary says nothing about weight
+        return False
+
+
+def _merge_line(raw_lines: list[list[_Piece]], page: int) -> Line | None:
+    """One line from pypdf's raw lines on one baseline: pypdf's own spacing inside each,
+    a space between them (they were drawn apart), left to right."""
+    ordered = sorted(raw_lines, key=lambda raw: raw[0].x)
+    text = clean_pdf_line(" ".join("".join(piece.text for piece in raw) for raw in ordered))
+    if not text:
+        return None
+    pieces = [piece for raw in ordered for piece in raw if piece.text.strip()]
+    if not pieces:
+        return None
+    by_size: dict[float, int] = {}
+    for piece in pieces:
+        by_size[piece.size] = by_size.get(piece.size, 0) + len(piece.text.strip())
+    size = max(by_size, key=lambda s: (by_size[s], s))
+    total = sum(by_size.values())
+    bold_chars = sum(len(piece.text.strip()) for piece in pieces if piece.bold)
+    first = pieces[0]
+    words = next((p for p in pieces if p.text.strip(" " + "".join(BULLET_GLYPHS))), first)
+    return Line(text, page, first.x, first.y, size, bold_chars >= 0.9 * total, 0, words.x)
+
+
+def extract_lines(page: PageObject, number: int, check: Callable[[], None]) -> list[Line]:
+    """The text lines of `page` (1-based `number`) in content order.
+
+    Runs that pypdf puts on separate lines but that share a baseline (a bullet drawn apart
+    from its text, table cells) are joined into one line, left to right.
+    """
+    collector = _Collector(check)
+    operators = 0
+
+    def every_operator(*_: Any) -> None:
+        # Pages with huge content streams and little text call `visit` rarely: check here too.
+        nonlocal operators
+        operators += 1
+        if operators % 512 == 0:
+            check()
+
+    page.extract_text(visitor_text=collector.visit, visitor_operand_before=every_operator)
+    collector.end_line()
+    groups: list[list[list[_Piece]]] = []
+    for raw in collector.raw_lines:
+        if groups:
+            last = groups[-1][-1]
+            tolerance = 0.35 * max(max(p.size for p in last), max(p.size for p in raw), 1.0)
+            if abs(last[0].y - raw[0].y) <= tolerance:
+                groups[-1].append(raw)
+                continue
+        groups.append([raw])
+    lines = [_merge_line(group, number) for group in groups]
+    return [line for line in lines if line is not None]

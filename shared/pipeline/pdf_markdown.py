@@ -1,0 +1,153 @@
+"""Lines of a PDF (headings already marked) to Markdown blocks, with a page map.
+
+Lines join into paragraphs unless a gap, a size change, a heading or a list item separates
+them; a paragraph that does not end a sentence continues over a page or column break.
+Hyphenated line ends are joined ("zieken-" + "huis" = "ziekenhuis").
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import statistics
+from dataclasses import dataclass, field
+
+from shared.pipeline.pdf_lines import Line
+
+PARAGRAPH_GAP = 1.35  # a gap this many times the usual line spacing starts a new paragraph
+_ORDERED = re.compile(r"^(\d{1,2}|[a-zA-Z])[.)]\s+\S")
+_SENTENCE_END = (".", "!", "?", ":", ";", "…", '."', ".”", "!”", "?”", ".)")
+# Words after a line-end hyphen that show the hyphen is real ("moeder- en kindzorg").
+_KEEP_HYPHEN_BEFORE = frozenset({"en", "of", "and", "or", "und", "oder", "et", "ou", "tot", "to"})
+_MARKDOWN_START = re.compile(r"^(#|>|[-+*]\s|\d+[.)]\s|=+$|-+$|```|~~~|<|\|)")
+
+
+@dataclass
+class _Block:
+    kind: str  # "heading", "paragraph", "item"
+    level: int = 0
+    marker: str = "-"
+    lines: list[Line] = field(default_factory=list)
+
+    @property
+    def last(self) -> Line:
+        return self.lines[-1]
+
+
+def _item_marker(text: str) -> tuple[str, str] | None:
+    """("-" or "3.", text after the marker) when `text` starts a list item."""
+    if text == "•":
+        return "-", ""
+    for glyph in ("• ", "- ", "– ", "* "):
+        if text.startswith(glyph):
+            return "-", text[len(glyph) :].strip()
+    if _ORDERED.match(text):
+        marker, rest = text.split(None, 1)
+        return (marker if marker[0].isdigit() else "-"), (rest if marker[0].isdigit() else text)
+    return None
+
+
+def usual_line_gap(pages: list[list[Line]]) -> float:
+    """The median baseline distance between consecutive lines of one size on a page."""
+    gaps = [
+        previous.y - line.y
+        for lines in pages
+        for previous, line in itertools.pairwise(lines)
+        if previous.size == line.size and 0 < previous.y - line.y < 3 * line.size
+    ]
+    return statistics.median(gaps) if gaps else 0.0
+
+
+def _continues(block: _Block, line: Line, usual_gap: float) -> bool:
+    """Whether `line` carries on the paragraph or list item `block`."""
+    previous = block.last
+    if block.kind == "heading" or abs(previous.size - line.size) > 0.6:
+        return False
+    item = block.lines[0]
+    if block.kind == "item" and item.text and line.x < (item.text_x or item.x) - 2:
+        return False  # not indented under the item's text: the list ended
+    gap = previous.y - line.y
+    if line.page == previous.page and gap > 0:
+        limit = (usual_gap or previous.size * 1.25) * PARAGRAPH_GAP
+        return gap <= max(limit, previous.size * 1.05)
+    # A page or column break: carry on only in the middle of a sentence.
+    return bool(previous.text) and not previous.text.endswith(_SENTENCE_END)
+
+
+def build_blocks(pages: list[list[Line]]) -> list[_Block]:
+    usual_gap = usual_line_gap(pages)
+    blocks: list[_Block] = []
+    for lines in pages:
+        for line in lines:
+            if line.heading:
+                blocks.append(_Block("heading", level=line.heading, lines=[line]))
+                continue
+            item = _item_marker(line.text)
+            if item is not None:
+                marker, text = item
+                line.text = text
+                blocks.append(_Block("item", marker=marker, lines=[line]))
+                continue
+            last = blocks[-1] if blocks else None
+            if last is not None and last.kind == "item" and not last.lines[0].text:
+                last.lines[0] = line  # the bullet glyph stood alone; this is its text
+                continue
+            if last is not None and last.kind != "heading" and _continues(last, line, usual_gap):
+                last.lines.append(line)
+                continue
+            blocks.append(_Block("paragraph", lines=[line]))
+    return [block for block in blocks if any(line.text for line in block.lines)]
+
+
+def _join(left: str, right: str) -> tuple[str, str]:
+    """The separator between two lines and the (maybe shortened) left line."""
+    if (
+        len(left) > 1
+        and left.endswith(("-", "\u2010"))
+        and left[-2].isalpha()
+        and right[:1].islower()
+        and right.split(None, 1)[0].strip(",.;:") not in _KEEP_HYPHEN_BEFORE
+    ):
+        return "", left[:-1]
+    if left.endswith(("-", "\u2010")) and left[-2:-1].isalpha():
+        return "" if not right[:1].islower() else " ", left
+    return " ", left
+
+
+def _escape(text: str) -> str:
+    """Keep a paragraph that happens to start like Markdown syntax a paragraph."""
+    return "\\" + text if _MARKDOWN_START.match(text) else text
+
+
+def render(blocks: list[_Block]) -> tuple[str, list[tuple[int, int]]]:
+    """Markdown text and sorted (offset, page) pairs where each page's text begins."""
+    out: list[str] = []
+    length = 0
+    page_starts: list[tuple[int, int]] = []
+    previous_kind = ""
+    for block in blocks:
+        if out:
+            sep = "\n" if block.kind == "item" and previous_kind == "item" else "\n\n"
+            out.append(sep)
+            length += len(sep)
+        prefix = {"heading": "#" * block.level + " ", "item": block.marker + " "}.get(
+            block.kind, ""
+        )
+        pieces: list[tuple[str, int]] = []  # (text, page) per line, joined below
+        for line in block.lines:
+            if pieces:
+                sep, shortened = _join(pieces[-1][0], line.text)
+                pieces[-1] = (shortened + sep, pieces[-1][1])
+            pieces.append((line.text, line.page))
+        if block.kind == "paragraph" and pieces:
+            pieces[0] = (_escape(pieces[0][0]), pieces[0][1])
+        out.append(prefix)
+        for index, (text, page) in enumerate(pieces):
+            if not page_starts or page_starts[-1][1] != page:
+                page_starts.append((length, page))  # a block's page starts at its marker
+            if index == 0:
+                length += len(prefix)
+            out.append(text)
+            length += len(text)
+        previous_kind = block.kind
+    return "".join(out) + ("\n" if out else ""), page_starts

@@ -1,0 +1,270 @@
+"""The pipeline's stages as plain functions over a version id: read input from the database,
+do the work, write the output back, and move the state with a conditional UPDATE.
+
+Each is safe to run twice (Celery with Redis delivers at least once): a stage claims the
+version with a lease first and does nothing when the version is past the stage, superseded or
+held by another live task. Celery tasks are thin wrappers over these; tests call them directly.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import timedelta
+from enum import StrEnum
+
+from sqlalchemy.orm import Session
+
+from shared import repository as repo
+from shared.adapters.fetch import fetch
+from shared.db import transaction
+from shared.errors import PermanentError
+from shared.log import get_logger
+from shared.pipeline import indexing
+from shared.pipeline.chunk import ChunkSettings, chunk_markdown, front_matter, normalise
+from shared.pipeline.convert import Converted, convert, detect_media_type
+from shared.settings import Settings, get_settings
+from shared.states import TERMINAL, Status
+
+log = get_logger(__name__)
+
+
+class Outcome(StrEnum):
+    DONE = "done"  # the stage ran; the chain goes on
+    SKIPPED = "skipped"  # already done by an earlier delivery; the chain goes on
+    BUSY = "busy"  # another live task holds the version: try again later
+    STOPPED = "stopped"  # the version left the pipeline (failed, superseded): stop the chain
+
+
+@dataclass(frozen=True)
+class StageContext:
+    version_id: uuid.UUID
+    owner: str
+    settings: Settings
+
+    @property
+    def lease(self) -> timedelta:
+        return timedelta(seconds=self.settings.lease_seconds)
+
+    def heartbeat(self) -> bool:
+        """Extend the lease during long work; False if the version is no longer ours."""
+        with transaction() as session:
+            return repo.heartbeat(session, self.version_id, self.owner, self.lease)
+
+
+def run_stage(
+    stage: Status,
+    version_id: uuid.UUID,
+    owner: str,
+    work: Callable[[StageContext], bool | None],
+    settings: Settings | None = None,
+) -> Outcome:
+    """Claim `stage`, run `work`, and turn permanent errors into `failed` with their code.
+
+    `work` returns False when it found the version taken from it (superseded) midway.
+    Transient errors propagate, after the lease is given back, so the task can retry.
+    """
+    ctx = StageContext(version_id, owner, settings or get_settings())
+    with transaction() as session:
+        claim = repo.claim_stage(session, version_id, stage, owner, ctx.lease)
+        if claim is repo.Claim.BUSY:
+            return Outcome.BUSY
+        if claim is repo.Claim.SKIP:
+            version = repo.load_version(session, version_id)
+            gone = version is None or Status(version.status) in TERMINAL
+            return Outcome.STOPPED if gone else Outcome.SKIPPED
+    try:
+        kept = work(ctx)
+    except PermanentError as exc:
+        with transaction() as session:
+            repo.fail_version(session, version_id, code=exc.code, message=exc.message, actor=owner)
+        return Outcome.STOPPED
+    except BaseException:
+        with transaction() as session:
+            repo.release(session, version_id, owner)
+        raise
+    if kept is False:
+        with transaction() as session:
+            repo.release(session, version_id, owner)
+        log.info("stage stopped: the version was superseded", state=str(stage))
+        return Outcome.STOPPED
+    log.info("stage done", state=str(stage))
+    return Outcome.DONE
+
+
+def _finish(session: Session, ctx: StageContext, stage: Status) -> bool:
+    return repo.finish_stage(session, ctx.version_id, stage, ctx.owner)
+
+
+# --- convert ---------------------------------------------------------------------------
+
+
+def convert_version(version_id: uuid.UUID, owner: str) -> Outcome:
+    """Bytes -> Markdown and page map (pypdf for PDFs), stored on the version."""
+
+    def work(ctx: StageContext) -> bool:
+        with transaction() as session:
+            version = repo.load_version(session, ctx.version_id, "content")
+            assert version is not None
+            data, media_type, filename = version.content, version.media_type, version.filename
+            url = version.content_url
+        if not data and url:
+            data = fetch(
+                url,
+                max_bytes=ctx.settings.content_fetch_max_bytes,
+                timeout=ctx.settings.content_fetch_timeout_seconds,
+            )
+            media_type = detect_media_type(data, url)
+            with transaction() as session:
+                repo.save_fetched(
+                    session,
+                    ctx.version_id,
+                    ctx.owner,
+                    data,
+                    hashlib.sha256(data).hexdigest(),
+                    media_type,
+                )
+                version = repo.load_version(session, ctx.version_id)
+                assert version is not None
+                if repo.mark_fetched_unchanged(session, version, ctx.owner):
+                    return True  # same bytes as the indexed version: nothing more to do
+        converted = convert(data, media_type, filename)
+        with transaction() as session:
+            repo.save_conversion(
+                session,
+                ctx.version_id,
+                ctx.owner,
+                markdown=converted.markdown,
+                page_starts=[list(pair) for pair in converted.page_starts],
+                conversion={"metadata": converted.metadata, "warnings": converted.warnings},
+            )
+            return _finish(session, ctx, Status.CONVERTING)
+
+    return run_stage(Status.CONVERTING, version_id, owner, work)
+
+
+# --- chunk -----------------------------------------------------------------------------
+
+
+def chunk_version(version_id: uuid.UUID, owner: str) -> Outcome:
+    """Markdown -> chunks (H1, H2, paragraphs; 350/450/70 tokens), stored with point ids."""
+
+    def work(ctx: StageContext) -> bool:
+        with transaction() as session:
+            version = repo.load_version(session, ctx.version_id, "markdown")
+            assert version is not None
+            markdown, document_id = version.markdown or "", version.document_id
+            page_starts = [tuple(pair) for pair in version.page_starts or []]
+            described = dict((version.conversion or {}).get("metadata") or {})
+        converted = Converted(markdown=markdown, page_starts=page_starts)  # type: ignore[arg-type]
+        described.update(front_matter(normalise(markdown))[0])
+        # No chunks (a page of front matter only) is indexed as empty: its old points go.
+        chunks = chunk_markdown(markdown, ChunkSettings.from_settings(ctx.settings))
+        rows = indexing.chunk_rows(document_id, chunks, converted)
+        with transaction() as session:
+            repo.describe_document(session, document_id, described)
+            repo.replace_chunks(session, ctx.version_id, rows)
+            return _finish(session, ctx, Status.CHUNKING)
+
+    return run_stage(Status.CHUNKING, version_id, owner, work)
+
+
+# --- embed ------------------------------------------------------------------------------
+
+
+def embed_version(version_id: uuid.UUID, owner: str) -> Outcome:
+    """Vectors for the chunks: reused from Qdrant when the point exists, else from the API.
+
+    Vectors are committed group by group, so a worker killed midway never pays twice.
+    """
+
+    def work(ctx: StageContext) -> bool:
+        embedder = indexing.embedder(ctx.settings)
+        index = indexing.index_for(ctx.settings, embedder)
+        with transaction() as session:
+            pending = [
+                indexing.PendingChunk(c.id, c.point_id, list(c.headings), c.text)
+                for c in repo.chunks_without_vectors(session, ctx.version_id)
+            ]
+        reused = indexing.reuse_vectors(index, pending)
+        with transaction() as session:
+            repo.store_vectors(session, reused)
+        todo = [chunk for chunk in pending if chunk.chunk_id not in reused]
+        for group in indexing.groups(todo, ctx.settings.embedding_batch_size):
+            vectors, usage = indexing.embed_group(embedder, group)
+            with transaction() as session:
+                repo.store_vectors(session, vectors)
+                repo.add_usage(session, ctx.version_id, usage.tokens, usage.requests, len(group))
+            if not ctx.heartbeat():
+                return False
+        with transaction() as session:
+            return _finish(session, ctx, Status.EMBEDDING)
+
+    return run_stage(Status.EMBEDDING, version_id, owner, work)
+
+
+# --- upsert and finalize ------------------------------------------------------------------
+
+
+def upsert_version(version_id: uuid.UUID, owner: str) -> Outcome:
+    """Write the version's points to Qdrant (deterministic ids: a re-run overwrites)."""
+
+    def work(ctx: StageContext) -> bool:
+        embedder = indexing.embedder(ctx.settings)
+        index = indexing.index_for(ctx.settings, embedder)
+        with transaction() as session:
+            version = repo.load_version(session, ctx.version_id)
+            assert version is not None
+            points = indexing.points_for(
+                version.document, version, repo.chunks_with_vectors(session, ctx.version_id)
+            )
+        index.upsert(points, batch_size=ctx.settings.qdrant_upsert_batch_size)
+        with transaction() as session:
+            repo.release(session, ctx.version_id, ctx.owner)  # finalize claims it next
+        return True
+
+    return run_stage(Status.UPSERTING, version_id, owner, work)
+
+
+def finalize_version(version_id: uuid.UUID, owner: str) -> Outcome:
+    """Make the version current and delete the document's points no current chunk owns."""
+    settings = get_settings()
+    with transaction() as session:
+        version = repo.load_version(session, version_id)
+        if version is None:
+            return Outcome.STOPPED
+        if repo.other_live_lease(session, version.document_id, version_id):
+            return Outcome.BUSY  # an older version's task may still write points: wait for it
+
+    def work(ctx: StageContext) -> bool:
+        index = indexing.index_for(ctx.settings, indexing.embedder(ctx.settings))
+        with transaction() as session:
+            # Every point ever written has its chunk row until a finalize like this one: the
+            # rows of the document's other versions name exactly the points that may be stale.
+            stale = repo.other_versions_point_ids(session, ctx.version_id)
+        index.delete(stale)
+        with transaction() as session:
+            version = repo.load_version(session, ctx.version_id)
+            assert version is not None
+            return repo.make_current(session, version, ctx.owner)
+
+    return run_stage(Status.UPSERTING, version_id, owner, work, settings)
+
+
+# --- delete -------------------------------------------------------------------------------
+
+
+def delete_document(document_id: uuid.UUID, actor: str | None = None) -> Outcome:
+    """Remove a document's points and mark it deleted (safe to repeat)."""
+    settings = get_settings()
+    with transaction() as session:
+        if not repo.mark_document_deleted(session, document_id, actor):
+            return Outcome.STOPPED
+        if repo.other_live_lease(session, document_id, uuid.UUID(int=0)):
+            return Outcome.BUSY
+    indexing.index_for(settings, indexing.embedder(settings)).delete_document(document_id)
+    with transaction() as session:
+        repo.mark_purged(session, document_id)
+    return Outcome.DONE

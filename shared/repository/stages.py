@@ -1,0 +1,194 @@
+"""What the pipeline's stages read and write: conversions, chunks, vectors, usage."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.orm import Session, undefer
+
+from shared.models import Chunk, Document, DocumentVersion, utcnow
+from shared.repository.versions import finish_stage, transition
+from shared.states import Status
+
+# --- stage inputs and outputs -------------------------------------------------------------
+
+
+def load_version(session: Session, version_id: uuid.UUID, *columns: str) -> DocumentVersion | None:
+    """The version row, with the deferred columns named (`content`, `markdown`) loaded."""
+    options = [undefer(getattr(DocumentVersion, name)) for name in columns]
+    return session.get(DocumentVersion, version_id, options=options)
+
+
+def save_fetched(
+    session: Session,
+    version_id: uuid.UUID,
+    owner: str,
+    content: bytes,
+    sha256: str,
+    media_type: str,
+) -> None:
+    """Store the bytes the worker downloaded for a page sent by URL."""
+    session.execute(
+        sa.update(DocumentVersion)
+        .where(DocumentVersion.id == version_id, DocumentVersion.lease_owner == owner)
+        .values(content=content, sha256=sha256, size_bytes=len(content), media_type=media_type)
+    )
+
+
+def save_conversion(
+    session: Session,
+    version_id: uuid.UUID,
+    owner: str,
+    *,
+    markdown: str,
+    page_starts: list[list[int]],
+    conversion: dict[str, Any],
+) -> None:
+    session.execute(
+        sa.update(DocumentVersion)
+        .where(DocumentVersion.id == version_id, DocumentVersion.lease_owner == owner)
+        .values(markdown=markdown, page_starts=page_starts, conversion=conversion)
+    )
+
+
+def replace_chunks(session: Session, version_id: uuid.UUID, rows: Sequence[dict[str, Any]]) -> None:
+    """The version's chunks, replacing any left by an earlier run of the stage."""
+    session.execute(sa.delete(Chunk).where(Chunk.version_id == version_id))
+    if rows:
+        session.execute(sa.insert(Chunk), [dict(row, version_id=version_id) for row in rows])
+    session.execute(
+        sa.update(DocumentVersion)
+        .where(DocumentVersion.id == version_id)
+        .values(chunk_count=len(rows))
+    )
+
+
+def describe_document(session: Session, document_id: uuid.UUID, found: dict[str, Any]) -> None:
+    """Fill the document's title, URL, language and tags from its front matter or PDF
+    metadata, where the uploader or the CMS did not give them."""
+    document = session.get(Document, document_id)
+    if document is None:
+        return
+    url = found.get("source_url") or found.get("url")
+    for field_name, value in (
+        ("title", found.get("title")),
+        ("source_url", url),
+        ("language", found.get("language") or found.get("lang")),
+    ):
+        if getattr(document, field_name) is None and isinstance(value, str) and value.strip():
+            setattr(document, field_name, value.strip()[:1000])
+    tags = found.get("tags")
+    if not document.tags and isinstance(tags, list):
+        document.tags = [str(tag) for tag in tags]
+
+
+def chunks_without_vectors(session: Session, version_id: uuid.UUID) -> list[Chunk]:
+    return list(
+        session.scalars(
+            sa.select(Chunk)
+            .where(Chunk.version_id == version_id, Chunk.vector.is_(None))
+            .order_by(Chunk.index)
+        )
+    )
+
+
+def store_vectors(session: Session, vectors: dict[int, tuple[bytes, bool]]) -> None:
+    """Save `{chunk id: (float32 bytes, embedded by the API?)}`."""
+    if vectors:
+        session.execute(
+            sa.update(Chunk),
+            [
+                {"id": cid, "vector": data, "embedded": sent}
+                for cid, (data, sent) in vectors.items()
+            ],
+        )
+
+
+def add_usage(
+    session: Session, version_id: uuid.UUID, tokens: int, requests: int, chunks: int
+) -> None:
+    session.execute(
+        sa.update(DocumentVersion)
+        .where(DocumentVersion.id == version_id)
+        .values(
+            tokens_spent=DocumentVersion.tokens_spent + tokens,
+            embedding_requests=DocumentVersion.embedding_requests + requests,
+            chunks_embedded=DocumentVersion.chunks_embedded + chunks,
+            updated_at=utcnow(),
+        )
+    )
+
+
+def chunks_with_vectors(session: Session, version_id: uuid.UUID) -> list[Chunk]:
+    return list(
+        session.scalars(
+            sa.select(Chunk)
+            .options(undefer(Chunk.vector))
+            .where(Chunk.version_id == version_id)
+            .order_by(Chunk.index)
+        )
+    )
+
+
+def chunk_point_ids(session: Session, version_id: uuid.UUID) -> set[uuid.UUID]:
+    return set(session.scalars(sa.select(Chunk.point_id).where(Chunk.version_id == version_id)))
+
+
+def other_versions_point_ids(session: Session, version_id: uuid.UUID) -> set[uuid.UUID]:
+    """Points of the document's other versions that this version does not use."""
+    document_id = sa.select(DocumentVersion.document_id).where(DocumentVersion.id == version_id)
+    keep = sa.select(Chunk.point_id).where(Chunk.version_id == version_id)
+    return set(
+        session.scalars(
+            sa.select(Chunk.point_id).where(
+                Chunk.document_id == document_id.scalar_subquery(),
+                Chunk.version_id != version_id,
+                Chunk.point_id.not_in(keep),
+            )
+        )
+    )
+
+
+def other_live_lease(session: Session, document_id: uuid.UUID, version_id: uuid.UUID) -> bool:
+    """Whether another version of the document is still held by a running task."""
+    return (
+        session.execute(
+            sa.select(DocumentVersion.id)
+            .where(
+                DocumentVersion.document_id == document_id,
+                DocumentVersion.id != version_id,
+                DocumentVersion.lease_owner.is_not(None),
+                DocumentVersion.lease_expires_at > utcnow(),
+            )
+            .limit(1)
+        ).first()
+        is not None
+    )
+
+
+def make_current(session: Session, version: DocumentVersion, owner: str) -> bool:
+    """Finalize: `upserting -> indexed`, the document points at it, the old one is superseded."""
+    if not finish_stage(session, version.id, Status.UPSERTING, owner):
+        return False
+    document = session.get(Document, version.document_id, with_for_update=True)
+    assert document is not None
+    previous = document.current_version_id
+    if previous and previous != version.id:
+        transition(
+            session,
+            previous,
+            Status.INDEXED,
+            Status.SUPERSEDED,
+            detail=f"version {version.number} indexed",
+        )
+    document.current_version_id = version.id
+    document.updated_at = utcnow()
+    # Vectors live in Qdrant now; older versions' chunks are no longer anybody's.
+    session.execute(sa.update(Chunk).where(Chunk.version_id == version.id).values(vector=None))
+    session.execute(
+        sa.delete(Chunk).where(Chunk.document_id == document.id, Chunk.version_id != version.id)
+    )
+    return True

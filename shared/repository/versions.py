@@ -1,0 +1,362 @@
+"""Versions: transitions with their events, registering new versions, leases."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import timedelta
+from enum import Enum
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.orm import Session
+
+from shared.models import Document, DocumentVersion, Event, utcnow
+from shared.states import IN_FLIGHT, WORK_STAGES, Status, can_move, next_stage
+
+STAGE_TIMESTAMP = {
+    Status.CONVERTING: "converting_at",
+    Status.CHUNKING: "chunking_at",
+    Status.EMBEDDING: "embedding_at",
+    Status.UPSERTING: "upserting_at",
+    Status.INDEXED: "finished_at",
+    Status.FAILED: "finished_at",
+    Status.UNCHANGED: "finished_at",
+    Status.SUPERSEDED: "finished_at",
+}
+
+
+# --- events and transitions --------------------------------------------------------------
+
+
+def add_event(
+    session: Session,
+    document_id: uuid.UUID,
+    version_id: uuid.UUID | None,
+    source: str | None,
+    target: str,
+    *,
+    actor: str | None = None,
+    detail: str | None = None,
+) -> None:
+    session.add(
+        Event(
+            document_id=document_id,
+            version_id=version_id,
+            from_status=source,
+            to_status=target,
+            actor=actor,
+            detail=detail,
+            at=utcnow(),
+        )
+    )
+
+
+def transition(
+    session: Session,
+    version_id: uuid.UUID,
+    source: Status,
+    target: Status,
+    *,
+    actor: str | None = None,
+    detail: str | None = None,
+    where: Sequence[sa.ColumnElement[bool]] = (),
+    values: dict[str, Any] | None = None,
+) -> bool:
+    """Move a version `source -> target` if it is still in `source`; True for the one winner."""
+    if not can_move(source, target):
+        raise ValueError(f"transition {source} -> {target} is not allowed")
+    now = utcnow()
+    changes: dict[str, Any] = {"status": target, "updated_at": now, **(values or {})}
+    if target in STAGE_TIMESTAMP:
+        changes.setdefault(STAGE_TIMESTAMP[target], now)
+    result = session.execute(
+        sa.update(DocumentVersion)
+        .where(DocumentVersion.id == version_id, DocumentVersion.status == source, *where)
+        .values(**changes)
+        .returning(DocumentVersion.document_id)
+    )
+    document_id = result.scalar_one_or_none()
+    if document_id is None:
+        return False
+    add_event(session, document_id, version_id, source, target, actor=actor, detail=detail)
+    return True
+
+
+# --- registering versions ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class NewVersion:
+    """What an upload or a webhook hands in: identity, bytes and document metadata."""
+
+    source: str
+    external_id: str
+    content: bytes
+    sha256: str
+    media_type: str
+    filename: str | None = None
+    title: str | None = None
+    source_url: str | None = None
+    language: str | None = None
+    tags: list[str] = field(default_factory=list)
+    metadata: dict[str, Any] = field(default_factory=dict)
+    uploaded_by: str | None = None
+    force: bool = False  # re-ingest: do the work even when the content is unchanged
+    content_url: str | None = None  # bytes to be fetched by the worker (content empty)
+
+
+@dataclass(frozen=True)
+class Registered:
+    document_id: uuid.UUID
+    version_id: uuid.UUID
+    number: int
+    status: Status
+    superseded: list[uuid.UUID]
+
+
+def dialect_insert(session: Session) -> Any:
+    return pg_insert if session.bind.dialect.name == "postgresql" else sqlite_insert  # type: ignore[union-attr]
+
+
+def lock_document(session: Session, source: str, external_id: str) -> Document:
+    """The document row for `(source, external_id)`, created if new, locked for this transaction."""
+    insert = dialect_insert(session)
+    session.execute(
+        insert(Document)
+        .values(id=uuid.uuid4(), source=source, external_id=external_id, tags=[], extra={})
+        .on_conflict_do_nothing(index_elements=["source", "external_id"])
+    )
+    return session.execute(
+        sa.select(Document)
+        .where(Document.source == source, Document.external_id == external_id)
+        .with_for_update()
+        .execution_options(populate_existing=True)
+    ).scalar_one()
+
+
+def register_version(session: Session, new: NewVersion) -> Registered:
+    """Store a new version: `unchanged` if its bytes are the indexed version's, else
+    `received`, superseding every older version still in flight (the last one sent wins)."""
+    document = lock_document(session, new.source, new.external_id)
+    # Only the indexed version counts: a same-content version still in flight may be stuck,
+    # and sending the bytes again must be able to replace it.
+    same_as: DocumentVersion | None = None
+    if not new.force and document.deleted_at is None and document.current_version_id:
+        current = session.get(DocumentVersion, document.current_version_id)
+        if current is not None and new.content and current.sha256 == new.sha256:
+            same_as = current
+
+    now = utcnow()
+    document.version_count += 1
+    version = DocumentVersion(
+        id=uuid.uuid4(),
+        document_id=document.id,
+        number=document.version_count,
+        content=new.content,
+        sha256=new.sha256,
+        size_bytes=len(new.content),
+        media_type=new.media_type,
+        filename=new.filename,
+        content_url=new.content_url,
+        status=Status.UNCHANGED if same_as else Status.RECEIVED,
+        uploaded_by=new.uploaded_by,
+        received_at=now,
+        updated_at=now,
+        finished_at=now if same_as else None,
+    )
+    session.add(version)
+    for name in ("title", "source_url", "language"):
+        if getattr(new, name) is not None:
+            setattr(document, name, getattr(new, name))
+    if new.tags:
+        document.tags = list(new.tags)
+    if new.metadata:
+        document.extra = {**(document.extra or {}), **new.metadata}
+    document.updated_at = now
+    session.flush()
+
+    detail = f"same content as version {same_as.number}" if same_as else None
+    add_event(session, document.id, version.id, None, Status.RECEIVED, actor=new.uploaded_by)
+    superseded: list[uuid.UUID] = []
+    if same_as:
+        add_event(
+            session, document.id, version.id, Status.RECEIVED, Status.UNCHANGED, detail=detail
+        )
+    else:
+        document.latest_version_id = version.id
+        document.deleted_at = None
+        superseded = supersede_in_flight(session, document.id, keep=version.id, newer=version)
+    return Registered(document.id, version.id, version.number, Status(version.status), superseded)
+
+
+def supersede_in_flight(
+    session: Session, document_id: uuid.UUID, *, keep: uuid.UUID | None, newer: Any = None
+) -> list[uuid.UUID]:
+    """Mark every in-flight version of the document but `keep` superseded (last sent wins)."""
+    rows = session.execute(
+        sa.select(DocumentVersion.id, DocumentVersion.status).where(
+            DocumentVersion.document_id == document_id,
+            DocumentVersion.status.in_([s.value for s in IN_FLIGHT]),
+            DocumentVersion.id != keep if keep else sa.true(),
+        )
+    ).all()
+    detail = f"version {newer.number} arrived" if newer is not None else "document removed"
+    done = []
+    for version_id, status in rows:
+        # The lease stays: a task still running on it must finish before finalize proceeds.
+        if transition(
+            session,
+            version_id,
+            Status(status),
+            Status.SUPERSEDED,
+            detail=detail,
+            values={
+                "lease_owner": sa.literal_column("lease_owner"),
+                "lease_expires_at": sa.literal_column("lease_expires_at"),
+            },
+        ):
+            done.append(version_id)
+    return done
+
+
+# --- leases: one task at a time per version ----------------------------------------------
+
+
+class Claim(Enum):
+    CLAIMED = "claimed"  # this task owns the version for the stage now
+    BUSY = "busy"  # another live task owns it: try again later
+    SKIP = "skip"  # the stage is done, or the version left the pipeline
+
+
+def claim_stage(
+    session: Session, version_id: uuid.UUID, stage: Status, owner: str, lease: timedelta
+) -> Claim:
+    """Take the version for `stage`: enter it from the state before, or resume it when the
+    previous owner's lease has run out (a worker died). Exactly one caller wins."""
+    now = utcnow()
+    lease_values = {"lease_owner": owner, "lease_expires_at": now + lease}
+    previous = (
+        Status.RECEIVED if stage is Status.CONVERTING else WORK_STAGES[WORK_STAGES.index(stage) - 1]
+    )
+    free = sa.or_(DocumentVersion.lease_owner.is_(None), DocumentVersion.lease_expires_at < now)
+    if stage is Status.CONVERTING and transition(
+        session,
+        version_id,
+        previous,
+        stage,
+        actor=owner,
+        where=[free],
+        values={**lease_values, "attempts": DocumentVersion.attempts + 1},
+    ):
+        return Claim.CLAIMED
+    taken = session.execute(
+        sa.update(DocumentVersion)
+        .where(DocumentVersion.id == version_id, DocumentVersion.status == stage, free)
+        .values(updated_at=now, **lease_values)
+    ).rowcount
+    if taken:
+        return Claim.CLAIMED
+    status = session.execute(
+        sa.select(DocumentVersion.status).where(DocumentVersion.id == version_id)
+    ).scalar_one_or_none()
+    if status == stage or (status == previous and stage is Status.CONVERTING):
+        return Claim.BUSY
+    return Claim.SKIP
+
+
+def heartbeat(session: Session, version_id: uuid.UUID, owner: str, lease: timedelta) -> bool:
+    """Extend the lease during long work; False when the version is no longer ours."""
+    now = utcnow()
+    return bool(
+        session.execute(
+            sa.update(DocumentVersion)
+            .where(DocumentVersion.id == version_id, DocumentVersion.lease_owner == owner)
+            .values(lease_expires_at=now + lease, updated_at=now)
+        ).rowcount
+    )
+
+
+def finish_stage(
+    session: Session,
+    version_id: uuid.UUID,
+    stage: Status,
+    owner: str,
+    *,
+    values: dict[str, Any] | None = None,
+) -> bool:
+    """Move from `stage` to the next state and give the lease back; False if no longer ours."""
+    return transition(
+        session,
+        version_id,
+        stage,
+        next_stage(stage),
+        actor=owner,
+        where=[DocumentVersion.lease_owner == owner],
+        values={"lease_owner": None, "lease_expires_at": None, **(values or {})},
+    )
+
+
+def release(session: Session, version_id: uuid.UUID, owner: str) -> None:
+    """Give the lease back without moving (a task that found its version superseded)."""
+    session.execute(
+        sa.update(DocumentVersion)
+        .where(DocumentVersion.id == version_id, DocumentVersion.lease_owner == owner)
+        .values(lease_owner=None, lease_expires_at=None)
+    )
+
+
+def fail_version(
+    session: Session,
+    version_id: uuid.UUID,
+    *,
+    code: str,
+    message: str,
+    retryable: bool = False,
+    actor: str | None = None,
+) -> bool:
+    """End an in-flight version in `failed` with a typed error a content editor can read."""
+    status = session.execute(
+        sa.select(DocumentVersion.status).where(DocumentVersion.id == version_id)
+    ).scalar_one_or_none()
+    if status is None or Status(status) not in IN_FLIGHT:
+        return False
+    return transition(
+        session,
+        version_id,
+        Status(status),
+        Status.FAILED,
+        actor=actor,
+        detail=f"[{code}] {message}",
+        values={
+            "error_code": code,
+            "error_message": message,
+            "retryable": retryable,
+            "lease_owner": None,
+            "lease_expires_at": None,
+        },
+    )
+
+
+def mark_fetched_unchanged(session: Session, version: DocumentVersion, owner: str) -> bool:
+    """A fetched page turned out to be the indexed version's bytes: `unchanged`, no work."""
+    current = session.scalar(
+        sa.select(DocumentVersion)
+        .join(Document, Document.current_version_id == DocumentVersion.id)
+        .where(Document.id == version.document_id, Document.deleted_at.is_(None))
+    )
+    if current is None or current.id == version.id or current.sha256 != version.sha256:
+        return False
+    return transition(
+        session,
+        version.id,
+        Status.CONVERTING,
+        Status.UNCHANGED,
+        actor=owner,
+        detail=f"fetched page is the same as version {current.number}",
+        where=[DocumentVersion.lease_owner == owner],
+        values={"lease_owner": None, "lease_expires_at": None},
+    )

@@ -1,0 +1,122 @@
+"""Every setting of the service, read from the environment (and `.env`) in this one place.
+
+With nothing configured the settings describe the embedded default: a SQLite file and a local
+Qdrant folder under `./.ingest/`, Celery run in-process, and the offline hashing embedder.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Annotated, Literal
+
+from pydantic import Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+DEFAULT_HOME = ".ingest"
+
+
+class Settings(BaseSettings):
+    """Service configuration. Field names map to upper-case environment variables."""
+
+    model_config = SettingsConfigDict(env_file=".env", extra="ignore", populate_by_name=True)
+
+    # --- storage -------------------------------------------------------------------------
+    database_url: str = f"sqlite:///{DEFAULT_HOME}/ingest.db"
+    redis_url: str | None = Field(
+        default=None,
+        description="Celery broker and shared rate limiter. Unset: Celery runs in-process.",
+    )
+    qdrant_url: str | None = Field(default=None, description="Qdrant server; unset: local mode")
+    qdrant_api_key: SecretStr | None = None
+    qdrant_path: str = f"{DEFAULT_HOME}/qdrant"
+    qdrant_collection: str | None = Field(
+        default=None,
+        description="Collection to write and search; unset: derived from model and dimensions.",
+    )
+    qdrant_upsert_batch_size: int = 256
+
+    # --- embeddings ----------------------------------------------------------------------
+    embedding_provider: Literal["auto", "openai", "hashing"] = "auto"
+    openai_api_key: SecretStr | None = None
+    openai_base_url: str | None = None
+    embedding_model: str = "text-embedding-3-large"
+    embedding_dimensions: int = 1536
+    embedding_batch_size: int = Field(default=2048, ge=1, le=2048)
+    embedding_max_request_tokens: int = Field(default=300_000, ge=1)
+    embedding_max_input_tokens: int = Field(default=8192, ge=1)
+    embedding_tokens_per_minute: int = Field(default=1_000_000, ge=1)
+    embedding_requests_per_minute: int = Field(default=3_000, ge=1)
+    embedding_max_retries: int = Field(default=8, ge=0)
+    embedding_timeout_seconds: float = 60.0
+    hashing_dimensions: int = 1536
+    tiktoken_cache_dir: str | None = Field(
+        default=None,
+        description="Folder with tiktoken's cl100k_base file, for machines without internet.",
+    )
+
+    # --- chunking (seed 001) -------------------------------------------------------------
+    chunk_target_tokens: int = Field(default=350, ge=1)
+    chunk_max_tokens: int = Field(default=450, ge=16)
+    chunk_overlap_tokens: int = Field(default=70, ge=0)
+    chunk_min_tokens: int = Field(default=50, ge=0)
+    chunk_overlap_across_h1: bool = False
+
+    # --- conversion and upload limits ----------------------------------------------------
+    max_upload_bytes: int = 50 * 1024 * 1024
+    pdf_max_pages: int = 500
+    convert_timeout_seconds: float = 120.0
+    content_fetch_max_bytes: int = 10 * 1024 * 1024
+    content_fetch_timeout_seconds: float = 30.0
+
+    # --- HTTP API and webhook ------------------------------------------------------------
+    api_keys: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        description="Comma-separated `name:key` pairs (or bare keys) accepted as Bearer tokens.",
+    )
+    cms_webhook_secret: SecretStr | None = None
+    webhook_tolerance_seconds: int = 300
+    api_host: str = "127.0.0.1"
+    api_port: int = 8000
+
+    # --- worker and recovery -------------------------------------------------------------
+    task_soft_time_limit_seconds: int = 600
+    task_time_limit_seconds: int = 660
+    visibility_timeout_seconds: int = 3600
+    lease_seconds: int = Field(
+        default=900,
+        description="How long a task owns a version before another task may resume it.",
+    )
+    retry_backoff_max_seconds: int = 300
+    reaper_interval_seconds: int = 60
+    received_grace_seconds: int = 30
+    stuck_after_seconds: int = 900
+    max_attempts: int = 5
+
+    # --- logging -------------------------------------------------------------------------
+    log_level: str = "INFO"
+    log_format: Literal["auto", "json", "console"] = "auto"
+
+    @field_validator("api_keys", mode="before")
+    @classmethod
+    def _split_keys(cls, value: object) -> object:
+        if isinstance(value, str):
+            return [part.strip() for part in value.split(",") if part.strip()]
+        return value
+
+    @property
+    def use_openai(self) -> bool:
+        """True when embeddings go to OpenAI (or a compatible server) instead of hashing."""
+        if self.embedding_provider == "auto":
+            return self.openai_api_key is not None
+        return self.embedding_provider == "openai"
+
+    @property
+    def eager(self) -> bool:
+        """No broker configured: the embedded default runs Celery tasks in-process."""
+        return not self.redis_url
+
+
+@lru_cache
+def get_settings() -> Settings:
+    """The process-wide settings; tests call `get_settings.cache_clear()` after changing env."""
+    return Settings()

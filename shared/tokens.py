@@ -1,0 +1,39 @@
+"""The one tokenizer of the project: tiktoken `cl100k_base` (seed 001).
+
+tiktoken downloads its vocabulary on first use; where there is no internet, set
+`TIKTOKEN_CACHE_DIR` to a folder holding the cached file (see the README).
+"""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+
+import tiktoken
+
+from shared.errors import TransientError
+from shared.settings import get_settings
+
+ENCODING_NAME = "cl100k_base"
+
+
+@lru_cache(maxsize=1)
+def encoding() -> tiktoken.Encoding:
+    """The shared encoder; loading it costs a few hundred milliseconds, so it is cached."""
+    cache = get_settings().tiktoken_cache_dir
+    if cache:  # tiktoken itself reads only the environment
+        os.environ.setdefault("TIKTOKEN_CACHE_DIR", cache)
+    try:
+        return tiktoken.get_encoding(ENCODING_NAME)
+    except Exception as exc:  # tiktoken raises requests' errors when it cannot download
+        raise TransientError(
+            "tiktoken could not load its cl100k_base vocabulary (no internet here?). Set "
+            "TIKTOKEN_CACHE_DIR to a folder holding the cached file; see the README, "
+            "'Air-gapped tiktoken'.",
+            code="tokenizer_unavailable",
+        ) from exc
+
+
+def count_tokens(text: str) -> int:
+    """Number of cl100k_base tokens in `text` (special-token text is counted as plain text)."""
+    return len(encoding().encode(text, disallowed_special=()))

@@ -1,0 +1,86 @@
+"""Test-wide setup: the offline tiktoken vocabulary, then the shared fixtures."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+_SHARED_CACHE = ROOT.parent / "shared" / "tiktoken-cache"
+if "TIKTOKEN_CACHE_DIR" not in os.environ and _SHARED_CACHE.is_dir():
+    os.environ["TIKTOKEN_CACHE_DIR"] = str(_SHARED_CACHE)
+
+CORPUS = ROOT.parent / "shared" / "corpus"
+
+# The API and web tests' fixtures (api_settings, client, anonymous, browser pages), loaded once.
+pytest_plugins = ["tests.e2e.api_support", "tests.e2e.web_support"]
+
+# ruff: noqa: E402
+from collections.abc import Iterator
+
+import pytest
+
+from shared.settings import get_settings
+from tests.services import reserved_redis_database, temporary_postgres_database, truncate_all
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> Iterator[str]:
+    """A Postgres database of this test run's own, migrated to head."""
+    from shared.migrate import upgrade
+
+    with temporary_postgres_database() as url:
+        upgrade(url)
+        yield url
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> Iterator[str]:
+    with reserved_redis_database() as url:
+        yield url
+
+
+@pytest.fixture
+def pg(postgres_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """Settings point at the test run's Postgres, emptied before the test."""
+    truncate_all(postgres_url)
+    monkeypatch.setenv("DATABASE_URL", postgres_url)
+    get_settings.cache_clear()
+    yield postgres_url
+    get_settings.cache_clear()
+
+
+@pytest.fixture
+def pipeline(
+    pg: str, redis_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[object]:
+    """Postgres, Redis, local Qdrant and the OpenAI stand-in, wired through the settings, for
+    this process (which sends chains) and for the worker subprocesses it starts."""
+    from tests.fakes.openai_server import FakeOpenAI
+    from tests.pipeline import PipelineEnv
+    from worker.app import app, configure
+
+    with FakeOpenAI() as fake:
+        env = {
+            "DATABASE_URL": pg,
+            "REDIS_URL": redis_url,
+            "QDRANT_PATH": str(tmp_path / "qdrant"),
+            "EMBEDDING_PROVIDER": "openai",
+            "OPENAI_API_KEY": "sk-test",
+            "OPENAI_BASE_URL": fake.base_url,
+            "EMBEDDING_MODEL": "text-embedding-3-large",
+            "EMBEDDING_DIMENSIONS": "256",
+            "LEASE_SECONDS": "6",
+            "VISIBILITY_TIMEOUT_SECONDS": "8",
+            "STUCK_AFTER_SECONDS": "2",
+            "RECEIVED_GRACE_SECONDS": "1",
+            "RETRY_BACKOFF_MAX_SECONDS": "2",
+            "TIKTOKEN_CACHE_DIR": os.environ.get("TIKTOKEN_CACHE_DIR", ""),
+        }
+        for key, value in env.items():
+            monkeypatch.setenv(key, value)
+        get_settings.cache_clear()
+        configure(app, get_settings())
+        yield PipelineEnv(env, fake, tmp_path)
+    get_settings.cache_clear()
+    configure(app, get_settings())

@@ -1,0 +1,151 @@
+"""The pipeline end to end: a real Celery worker (subprocess) on the real Redis and Postgres,
+local Qdrant and the OpenAI stand-in through the real SDK."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from shared import ingest
+from shared import repository as repo
+from shared.db import transaction
+from shared.pipeline.verify import verify
+from shared.states import Status
+from tests.pdfs import brochure_pdf
+from tests.pipeline import PipelineEnv
+from tests.workers import wait_for
+
+pytestmark = pytest.mark.integration
+
+WORDS = [
+    "patient",
+    "knee",
+    "surgery",
+    "preparation",
+    "recovery",
+    "physiotherapy",
+    "appointment",
+    "hospital",
+    "nurse",
+    "doctor",
+    "medicine",
+    "pain",
+    "exercise",
+    "bandage",
+    "wound",
+    "infection",
+    "fever",
+    "rest",
+    "walking",
+    "crutches",
+]
+
+
+def page(sections: int = 20, words: int = 200, seed: int = 7) -> str:
+    """A long hospital page: one H1 and `sections` H2 sections of about 250 tokens each."""
+    rng = random.Random(seed)
+    parts = ["# Knee surgery\n"]
+    for number in range(sections):
+        text = " ".join(rng.choice(WORDS) for _ in range(words))
+        parts.append(f"## Step {number}\n\n{text.capitalize()}.\n")
+    return "\n".join(parts)
+
+
+def point_ids_of(version_id) -> set:
+    with transaction() as session:
+        return repo.chunk_point_ids(session, version_id)
+
+
+def test_markdown_page_and_pdf_brochure_end_indexed(pipeline: PipelineEnv) -> None:
+    with pipeline.worker():
+        md = pipeline.submit(page().encode(), "knee.md")
+        pdf = pipeline.submit(brochure_pdf(), "brochure.pdf", media_type="application/pdf")
+        md_version = pipeline.wait_done(md.version_id)
+        pdf_version = pipeline.wait_done(pdf.version_id)
+    assert md_version.status == Status.INDEXED, md_version.error_message
+    assert pdf_version.status == Status.INDEXED, pdf_version.error_message
+    assert md_version.chunk_count and md_version.chunk_count >= 15
+    assert pdf_version.chunk_count and pdf_version.tokens_spent > 0
+
+    expected = point_ids_of(md.version_id) | point_ids_of(pdf.version_id)
+    assert len(expected) == md_version.chunk_count + pdf_version.chunk_count
+    with pipeline.qdrant() as index:
+        assert index.all_point_ids() == expected
+        records = index.client.retrieve(index.collection, [str(i) for i in expected])
+    payloads = {r.payload["document_id"]: r.payload for r in records}
+    pdf_payload = payloads[str(pdf.document_id)]
+    assert pdf_payload["version_id"] == str(pdf.version_id)
+    assert pdf_payload["page_start"] >= 1 and pdf_payload["source"] == "upload"
+    md_payload = payloads[str(md.document_id)]
+    assert md_payload["headings"][0] == "Knee surgery"
+    assert md_payload["title"] == "Title of knee.md" and md_payload["text"]
+
+
+def test_same_bytes_again_is_unchanged_and_costs_nothing(pipeline: PipelineEnv) -> None:
+    content = page(sections=3).encode()
+    with pipeline.worker():
+        first = pipeline.submit(content, "same.md")
+        assert pipeline.wait_done(first.version_id).status == Status.INDEXED
+        requests_before = len(pipeline.fake.requests)
+        again = pipeline.submit(content, "same.md")
+    assert again.status is Status.UNCHANGED
+    assert pipeline.version(again.version_id).status == Status.UNCHANGED
+    assert len(pipeline.fake.requests) == requests_before
+
+
+def test_editing_one_paragraph_reembeds_only_what_changed(pipeline: PipelineEnv) -> None:
+    original = page()
+    edited = original.replace("## Step 10\n\n", "## Step 10\n\nBring your identity card. ", 1)
+    assert edited != original
+    with pipeline.worker():
+        v1 = pipeline.submit(original.encode(), "edit.md")
+        first = pipeline.wait_done(v1.version_id)
+        assert first.status == Status.INDEXED and first.chunk_count >= 20
+        paid_before = pipeline.embedded_inputs()
+        v2 = pipeline.submit(edited.encode(), "edit.md")
+        second = pipeline.wait_done(v2.version_id)
+    assert second.status == Status.INDEXED
+    assert pipeline.embedded_inputs() - paid_before <= 3
+    assert second.chunks_embedded <= 3
+    assert pipeline.version(v1.version_id).status == Status.SUPERSEDED
+    report = verify()
+    assert report.ok, report
+    assert report.expected == second.chunk_count
+
+
+def test_three_quick_versions_end_with_the_last_one_indexed(pipeline: PipelineEnv) -> None:
+    with pipeline.worker():
+        versions = [pipeline.submit(page(seed=s).encode(), "rapid.md") for s in (1, 2, 3)]
+        last = pipeline.wait_done(versions[-1].version_id)
+        for earlier in versions[:-1]:
+            pipeline.wait_done(earlier.version_id)
+    assert last.status == Status.INDEXED
+    assert [pipeline.version(v.version_id).status for v in versions[:-1]] == [
+        Status.SUPERSEDED,
+        Status.SUPERSEDED,
+    ]
+    with pipeline.qdrant() as index:
+        assert index.document_point_ids(versions[-1].document_id) == point_ids_of(
+            versions[-1].version_id
+        )
+
+
+def test_delete_removes_every_point(pipeline: PipelineEnv) -> None:
+    from worker.chain import enqueue_delete
+
+    with pipeline.worker():
+        kept = pipeline.submit(page(sections=2, seed=9).encode(), "kept.md")
+        gone = pipeline.submit(page(sections=4).encode(), "gone.md")
+        pipeline.wait_done(kept.version_id)
+        pipeline.wait_done(gone.version_id)
+        assert ingest.remove(gone.document_id, enqueue_delete, actor="test")
+
+        def purged() -> bool:
+            with transaction() as session:
+                return repo.find_document(session, str(gone.document_id)).purged_at is not None
+
+        wait_for(purged, timeout=60, what="the delete task")
+    with pipeline.qdrant() as index:
+        assert index.document_point_ids(gone.document_id) == set()
+        assert index.document_point_ids(kept.document_id) == point_ids_of(kept.version_id)

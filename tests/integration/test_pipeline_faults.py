@@ -1,0 +1,115 @@
+"""The pipeline under faults: a worker killed mid-stage, an API that errs, a lost message,
+a broken file. Every document still ends where it should, exactly once."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+import sqlalchemy as sa
+
+from shared import repository as repo
+from shared.db import transaction
+from shared.models import DocumentVersion, utcnow
+from shared.pipeline import stages
+from shared.pipeline.reaper import reap
+from shared.states import Status
+from tests.integration.test_pipeline import page, point_ids_of
+from tests.pipeline import PipelineEnv
+from tests.workers import wait_for
+
+pytestmark = pytest.mark.integration
+
+
+def test_worker_killed_mid_embed_a_new_worker_finishes_without_duplicates(
+    pipeline: PipelineEnv,
+) -> None:
+    pipeline.env["EMBEDDING_BATCH_SIZE"] = "4"  # several requests, so the kill lands midway
+    pipeline.fake.latency = 0.5
+    with pipeline.worker() as first:
+        registered = pipeline.submit(page().encode(), "killed.md")
+        wait_for(
+            lambda: (
+                pipeline.version(registered.version_id).status == Status.EMBEDDING
+                and pipeline.fake.count(200) >= 2
+            ),
+            timeout=60,
+            what="the embed stage to be under way",
+        )
+        first.kill()
+    paid_at_kill = pipeline.embedded_inputs()
+    assert pipeline.version(registered.version_id).status == Status.EMBEDDING
+
+    pipeline.fake.latency = 0.0
+    with pipeline.worker():  # the unacked message comes back after the visibility timeout
+        version = pipeline.wait_done(registered.version_id, timeout=120)
+    assert version.status == Status.INDEXED, version.error_message
+    expected = point_ids_of(registered.version_id)
+    assert len(expected) == version.chunk_count
+    with pipeline.qdrant() as index:
+        assert index.count() == version.chunk_count  # no duplicate points
+        assert index.all_point_ids() == expected
+    # Vectors already paid for before the kill were kept: at most one batch is paid twice.
+    assert paid_at_kill >= 4
+    assert pipeline.embedded_inputs() <= version.chunk_count + 4
+
+
+def test_api_errors_500_then_429_still_end_indexed(pipeline: PipelineEnv) -> None:
+    pipeline.fake.fail_next(5, status=500)
+    pipeline.fake.rate_limit_next(3, retry_after=0.2)
+    with pipeline.worker():
+        registered = pipeline.submit(page(sections=4).encode(), "flaky.md")
+        version = pipeline.wait_done(registered.version_id, timeout=120)
+    assert version.status == Status.INDEXED, version.error_message
+    assert pipeline.fake.count(500) == 5 and pipeline.fake.count(429) == 3
+    with pipeline.qdrant() as index:
+        assert index.all_point_ids() == point_ids_of(registered.version_id)
+
+
+def test_reaper_recovers_a_version_left_in_embedding_with_no_task(pipeline: PipelineEnv) -> None:
+    from worker.chain import enqueue_delete, enqueue_version
+
+    # Convert and chunk here, then leave the version in `embedding` as a dead worker would:
+    # a lease that ran out, no message in any queue.
+    with transaction() as session:
+        new = repo.NewVersion(
+            source="upload",
+            external_id="orphan.md",
+            content=page(sections=3).encode(),
+            sha256="0" * 64,
+            media_type="text/markdown",
+        )
+        registered = repo.register_version(session, new)
+    version_id = registered.version_id
+    assert stages.convert_version(version_id, "here") is stages.Outcome.DONE
+    assert stages.chunk_version(version_id, "here") is stages.Outcome.DONE
+    past = utcnow() - timedelta(minutes=10)
+    with transaction() as session:
+        assert repo.claim_stage(session, version_id, Status.EMBEDDING, "dead", timedelta(0))
+        session.execute(
+            sa.update(DocumentVersion)
+            .where(DocumentVersion.id == version_id)
+            .values(updated_at=past, lease_expires_at=past)
+        )
+
+    with pipeline.worker():
+        report = reap(enqueue_version, enqueue_delete)
+        assert version_id in report.resent
+        version = pipeline.wait_done(version_id)
+    assert version.status == Status.INDEXED
+    assert version.attempts == 2  # the first run, and the reaper's
+
+
+def test_corrupt_pdf_fails_clearly_and_the_worker_keeps_serving(pipeline: PipelineEnv) -> None:
+    with pipeline.worker():
+        broken = pipeline.submit(
+            b"%PDF-1.7\n1 0 obj << /Type /Catalog >>\ngarbage", "broken.pdf", "application/pdf"
+        )
+        fine = pipeline.submit(page(sections=2).encode(), "fine.md")
+        failed = pipeline.wait_done(broken.version_id)
+        indexed = pipeline.wait_done(fine.version_id)
+    assert failed.status == Status.FAILED
+    assert failed.error_code == "pdf_corrupt"
+    assert failed.error_message and "PDF" in failed.error_message
+    assert failed.retryable is False
+    assert indexed.status == Status.INDEXED

@@ -1,0 +1,173 @@
+"""The state machine on the real Postgres: one winner per transition, supersede, unchanged."""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import uuid
+from datetime import timedelta
+
+import pytest
+import sqlalchemy as sa
+from sqlalchemy.orm import Session, sessionmaker
+
+from shared import repository as repo
+from shared.db import engine_for
+from shared.models import DocumentVersion, Event, utcnow
+from shared.states import WORK_STAGES, Status
+
+LEASE = timedelta(minutes=5)
+
+
+def new_version(content: bytes, external_id: str = "page-1") -> repo.NewVersion:
+    return repo.NewVersion(
+        source="upload",
+        external_id=external_id,
+        content=content,
+        sha256=hashlib.sha256(content).hexdigest(),
+        media_type="text/markdown",
+        filename="page.md",
+    )
+
+
+def register(factory: sessionmaker[Session], content: bytes) -> repo.Registered:
+    with factory.begin() as session:
+        return repo.register_version(session, new_version(content))
+
+
+def advance(factory: sessionmaker[Session], version_id: uuid.UUID, until: Status) -> bool:
+    """Walk a version through the stages with claims and finishes, as the workers do."""
+    for stage in WORK_STAGES:
+        owner = f"task-{stage}"
+        with factory.begin() as session:
+            if repo.claim_stage(session, version_id, stage, owner, LEASE) is not repo.Claim.CLAIMED:
+                return False
+        if stage == until:
+            return True
+        with factory.begin() as session:
+            if not repo.finish_stage(session, version_id, stage, owner):
+                return False
+    return True
+
+
+def status_of(factory: sessionmaker[Session], version_id: uuid.UUID) -> Status:
+    with factory() as session:
+        return Status(session.get(DocumentVersion, version_id).status)
+
+
+@pytest.fixture(params=["postgres", "sqlite"])
+def factory(request: pytest.FixtureRequest, tmp_path) -> sessionmaker[Session]:
+    if request.param == "postgres":
+        url = request.getfixturevalue("pg")
+    else:
+        from shared.migrate import upgrade
+
+        url = f"sqlite:///{tmp_path}/ingest.db"
+        upgrade(url)
+    return sessionmaker(engine_for(url), expire_on_commit=False)
+
+
+def test_twenty_threads_race_one_transition_exactly_one_wins(pg: str) -> None:
+    factory = sessionmaker(engine_for(pg), expire_on_commit=False)
+    version_id = register(factory, b"# Knie\n\nTekst.").version_id
+    assert advance(factory, version_id, until=Status.CHUNKING)
+    with factory.begin() as session:
+        session.execute(sa.update(DocumentVersion).values(lease_owner=None))
+
+    barrier = threading.Barrier(20)
+    wins: list[bool] = []
+    lock = threading.Lock()
+
+    def racer() -> None:
+        with factory() as session:
+            barrier.wait()
+            won = repo.transition(session, version_id, Status.CHUNKING, Status.EMBEDDING)
+            session.commit()
+        with lock:
+            wins.append(won)
+
+    threads = [threading.Thread(target=racer) for _ in range(20)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    assert wins.count(True) == 1 and len(wins) == 20
+    with factory() as session:
+        moved = session.scalars(
+            sa.select(Event).where(
+                Event.version_id == version_id, Event.to_status == Status.EMBEDDING
+            )
+        ).all()
+    assert len(moved) == 1
+    assert status_of(factory, version_id) is Status.EMBEDDING
+
+
+def test_same_bytes_twice_is_unchanged(factory: sessionmaker[Session]) -> None:
+    first = register(factory, b"# Page\n\nBody")
+    assert first.status is Status.RECEIVED
+    assert advance(factory, first.version_id, until=Status.UPSERTING)
+    with factory.begin() as session:
+        version = session.get(DocumentVersion, first.version_id)
+        assert repo.make_current(session, version, "task-upserting")
+    assert status_of(factory, first.version_id) is Status.INDEXED
+
+    second = register(factory, b"# Page\n\nBody")
+    assert second.status is Status.UNCHANGED
+    assert second.document_id == first.document_id and second.number == 2
+    assert status_of(factory, first.version_id) is Status.INDEXED
+
+
+def test_newer_version_supersedes_the_one_in_flight(factory: sessionmaker[Session]) -> None:
+    v1 = register(factory, b"version one")
+    assert advance(factory, v1.version_id, until=Status.EMBEDDING)
+    assert status_of(factory, v1.version_id) is Status.EMBEDDING
+
+    v2 = register(factory, b"version two")
+    assert v2.superseded == [v1.version_id]
+    assert status_of(factory, v1.version_id) is Status.SUPERSEDED
+
+    # v1's running task cannot move it any further, nor claim another stage.
+    with factory.begin() as session:
+        assert not repo.finish_stage(session, v1.version_id, Status.EMBEDDING, "task-embedding")
+        claim = repo.claim_stage(session, v1.version_id, Status.UPSERTING, "other", LEASE)
+        assert claim is repo.Claim.SKIP
+    assert advance(factory, v2.version_id, until=Status.UPSERTING)
+    with factory.begin() as session:
+        assert repo.finish_stage(session, v2.version_id, Status.UPSERTING, "task-upserting")
+    assert status_of(factory, v2.version_id) is Status.INDEXED
+    assert status_of(factory, v1.version_id) is Status.SUPERSEDED
+
+
+def test_a_live_lease_keeps_a_second_task_out_until_it_expires(
+    factory: sessionmaker[Session],
+) -> None:
+    version_id = register(factory, b"lease me").version_id
+    with factory.begin() as session:
+        assert (
+            repo.claim_stage(session, version_id, Status.CONVERTING, "a", LEASE)
+            is repo.Claim.CLAIMED
+        )
+    with factory.begin() as session:
+        assert (
+            repo.claim_stage(session, version_id, Status.CONVERTING, "b", LEASE) is repo.Claim.BUSY
+        )
+        # The first owner died: its lease runs out and the next delivery resumes the stage.
+        expired = utcnow() - timedelta(seconds=1)
+        session.execute(sa.update(DocumentVersion).values(lease_expires_at=expired))
+    with factory.begin() as session:
+        assert (
+            repo.claim_stage(session, version_id, Status.CONVERTING, "b", LEASE)
+            is repo.Claim.CLAIMED
+        )
+        assert not repo.finish_stage(session, version_id, Status.CONVERTING, "a")
+        assert repo.finish_stage(session, version_id, Status.CONVERTING, "b")
+        assert (
+            repo.claim_stage(session, version_id, Status.CONVERTING, "c", LEASE) is repo.Claim.SKIP
+        )
+
+
+def test_disallowed_transition_is_refused(factory: sessionmaker[Session]) -> None:
+    version_id = register(factory, b"x").version_id
+    with factory.begin() as session, pytest.raises(ValueError):
+        repo.transition(session, version_id, Status.RECEIVED, Status.INDEXED)

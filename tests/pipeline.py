@@ -1,0 +1,87 @@
+"""A whole pipeline for tests: real Postgres, Redis, Celery worker subprocesses, local Qdrant
+and the OpenAI stand-in driven through the real SDK."""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from qdrant_client import QdrantClient
+
+from shared import ingest
+from shared import repository as repo
+from shared.adapters.qdrant import QdrantIndex, collection_name
+from shared.db import transaction
+from shared.models import DocumentVersion
+from shared.settings import Settings, get_settings
+from shared.states import Status
+from tests.fakes.openai_server import FakeOpenAI
+from tests.workers import WorkerProcess, celery_worker, wait_for
+
+DONE = {Status.INDEXED, Status.FAILED, Status.UNCHANGED, Status.SUPERSEDED}
+
+
+@dataclass
+class PipelineEnv:
+    env: dict[str, str]
+    fake: FakeOpenAI
+    tmp: Path
+    workers: list[WorkerProcess] = field(default_factory=list)
+
+    @property
+    def settings(self) -> Settings:
+        return get_settings()
+
+    @contextmanager
+    def worker(self, **options: object) -> Iterator[WorkerProcess]:
+        with celery_worker(self.env, self.tmp, **options) as process:  # type: ignore[arg-type]
+            yield process
+
+    def submit(
+        self, content: bytes, external_id: str = "page", media_type: str = "text/markdown"
+    ) -> repo.Registered:
+        from worker.chain import enqueue_version
+
+        new = repo.NewVersion(
+            source="upload",
+            external_id=external_id,
+            content=content,
+            sha256=hashlib.sha256(content).hexdigest(),
+            media_type=media_type,
+            filename=external_id,
+            title=f"Title of {external_id}",
+        )
+        return ingest.submit(new, enqueue_version)
+
+    def version(self, version_id: uuid.UUID) -> DocumentVersion:
+        with transaction() as session:
+            found = repo.load_version(session, version_id)
+            assert found is not None
+            return found
+
+    def wait_done(self, version_id: uuid.UUID, timeout: float = 90) -> DocumentVersion:
+        """Poll Postgres until the version has left the pipeline."""
+        wait_for(
+            lambda: Status(self.version(version_id).status) in DONE,
+            timeout=timeout,
+            what=f"version {version_id} to finish",
+        )
+        return self.version(version_id)
+
+    @contextmanager
+    def qdrant(self) -> Iterator[QdrantIndex]:
+        """The local Qdrant folder, opened by the test (stop the workers first: one process)."""
+        client = QdrantClient(path=self.env["QDRANT_PATH"])
+        name = collection_name(self.env["EMBEDDING_MODEL"], int(self.env["EMBEDDING_DIMENSIONS"]))
+        try:
+            yield QdrantIndex(client, name, int(self.env["EMBEDDING_DIMENSIONS"]), local=True)
+        finally:
+            client.close()
+
+    def embedded_inputs(self) -> int:
+        """How many inputs the stand-in accepted (each one paid for)."""
+        return sum(r.inputs for r in self.fake.requests if r.status == 200)

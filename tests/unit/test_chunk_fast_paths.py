@@ -1,0 +1,152 @@
+"""The chunker's shortcuts give what the slow paths gave.
+
+Two shortcuts: container children (list items, quotes, admonitions) are parsed only when a
+line could open a kind the metadata reports, and final token counts are summed from block
+counts at positions where cl100k_base's pieces cannot cross (`token_sums`).
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from shared.pipeline.chunk import ChunkSettings, chunk_markdown
+from shared.pipeline.markdown_blocks import scan_blocks
+from shared.pipeline.token_sums import (
+    JoinedCounts,
+    block_tail,
+    is_seam,
+    joined_tokens,
+    last_seam,
+    tail_tokens,
+)
+from shared.tokens import encoding
+from tests.unit.test_chunk_helpers import check_chunks
+
+
+def only_block(text: str):
+    (block,) = scan_blocks(text)
+    return block
+
+
+@pytest.mark.parametrize(
+    ("text", "inner", "languages"),
+    [
+        ("- bring your card\n- fasting from midnight\n", (), ()),
+        ("- step one\n\n  ```python\n  print(1)\n  ```\n- step two\n", ("code",), ("python",)),
+        ("1. take\n2. the pill:\n\n       indented code\n", ("code",), ()),
+        ("- outer\n  - inner\n  - inner two\n", (), ()),
+        ("- quoted:\n  > a nurse said\n", ("quote",), ()),
+        ("- a\n  ~~~sh\n  echo\n  ~~~\n", ("code",), ("sh",)),
+    ],
+)
+def test_list_reports_the_kinds_inside(text: str, inner: tuple, languages: tuple) -> None:
+    block = only_block(text)
+    assert block.kind == "list"
+    assert block.inner_kinds == inner
+    assert block.languages == languages
+
+
+def test_quote_with_a_list_and_code_inside() -> None:
+    block = only_block("> Remember:\n> - your card\n>\n> ```js\n> code line\n> ```\n")
+    assert block.kind == "quote"
+    assert block.inner_kinds == ("list", "code")
+    assert block.languages == ("js",)
+
+
+def test_plain_quote_reports_nothing_inside() -> None:
+    assert only_block("> Just words here.\n> More words.\n").inner_kinds == ()
+
+
+def test_admonition_with_a_table_and_a_nested_admonition() -> None:
+    text = "::::tip Dose\n| a | b |\n|---|---|\n| 1 | 2 |\n\n:::note Inner\nx\n:::\n::::\n"
+    block = only_block(text)
+    assert block.kind == "admonition"
+    assert block.inner_kinds == ("table",)  # its own kind is not repeated
+    assert block.admonitions == ("tip", "note")
+
+
+def test_list_item_code_fence_is_reported_on_the_chunk() -> None:
+    text = "# Prep\n\n- wash\n- then run:\n\n  ```bash\n  ./prepare\n  ```\n- done\n"
+    (chunk,) = chunk_markdown(text)
+    assert chunk.kinds == ["heading", "list", "code"]
+    assert chunk.code_languages == ["bash"]
+
+
+def test_oversized_list_still_splits_between_items() -> None:
+    items = [
+        f"- item {i}: bring the form, your card and the list of medicines number {i}"
+        for i in range(120)
+    ]
+    text = "# List\n\n" + "\n".join(items) + "\n"
+    chunks = chunk_markdown(text)
+    check_chunks(text, chunks)
+    assert len(chunks) >= 3
+    for chunk in chunks:
+        assert "list" in chunk.kinds
+        own = chunk.new_text.split("\n")
+        assert all(line in items for line in own if line and line != "# List")
+
+
+_PIECES = st.sampled_from(
+    [
+        "a", "Zo", "7", "42", ".", ",", "!?", "'s", "'ll", "(", ")", "`", "```", "|", "#",
+        " ", "  ", "\t", "\n", "\n\n", "   \n", "\u00a0", "é", "e\u0301", "手術", "🙂", "\x1c",
+        "-", "* ", "1. ", "    ", "word", " word", "http://x.org/a?b=c",
+    ]
+)  # fmt: skip
+_TEXT = st.lists(_PIECES, min_size=1, max_size=30).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_TEXT)
+def test_counts_add_up_at_every_seam(text: str) -> None:
+    enc = encoding()
+    whole = enc.encode_ordinary(text)
+    seams = [p for p in range(1, len(text)) if is_seam(text, p)]
+    seams += [block_tail(text, 0, len(text)), last_seam(text, 0, len(text))]
+    for pos in seams:
+        assert enc.encode_ordinary(text[:pos]) + enc.encode_ordinary(text[pos:]) == whole
+
+
+@settings(max_examples=200, deadline=None)
+@given(_TEXT, st.sampled_from(["", " ", "\n", "\n\n", "  \n\n", "\n\n\n"]))
+def test_joined_tokens_is_the_count_of_the_join(text: str, gap: str) -> None:
+    enc = encoding()
+    expected = len(enc.encode_ordinary(text + gap)) - len(enc.encode_ordinary(text))
+    assert joined_tokens(text, gap) == expected
+
+
+@settings(max_examples=200, deadline=None)
+@given(_TEXT, st.integers(0, 80))
+def test_tail_tokens_are_the_last_tokens(text: str, count: int) -> None:
+    whole = encoding().encode_ordinary(text * 20)
+    assert tail_tokens(text * 20, count) == (whole[-count:] if count else [])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_TEXT, min_size=1, max_size=6), st.sampled_from(["\n", "\n\n", "\n  \n"]))
+def test_joined_counts_match_encoding_the_slice(parts: list[str], gap: str) -> None:
+    enc = encoding()
+    source, spans = "", []
+    for part in parts:
+        source += gap if source else ""
+        spans.append((len(source), len(source) + len(part)))
+        source += part
+    joined = JoinedCounts(source, spans, [len(enc.encode_ordinary(source[a:b])) for a, b in spans])
+    for first in range(len(spans)):
+        for last in range(first, len(spans)):
+            total = joined.span(first, last)
+            if total is not None:  # None: not additive there, the chunker encodes instead
+                assert total == len(enc.encode_ordinary(source[spans[first][0] : spans[last][1]]))
+
+
+def test_chunk_counts_are_exact_with_overlap_and_small_settings() -> None:
+    text = "# A\n\n" + "\n\n".join(
+        f"Paragraph {i} ends with punctuation {'.!?'[i % 3]}" * 6 for i in range(40)
+    )
+    small = ChunkSettings(target_tokens=60, max_tokens=80, overlap_tokens=20, min_tokens=10)
+    chunks = chunk_markdown(text, small)
+    check_chunks(text, chunks, small)
+    assert len(chunks) > 5 and all(chunk.overlap_tokens > 0 for chunk in chunks[1:])

@@ -1,0 +1,69 @@
+"""The Celery app, configured from the settings (`celery -A worker.app worker`).
+
+Reliability settings follow DESIGN.md: late acks, requeue on a lost worker, prefetch 1, a Redis
+visibility timeout above the longest task, time limits, JSON only, and task events for Flower.
+Queues are split by kind of work so each scales on its own: `cpu` (convert, chunk) and `io`
+(embed, upsert, finalize, delete, reap). On the embedded default (no `REDIS_URL`) tasks run
+in-process.
+"""
+
+from __future__ import annotations
+
+from celery import Celery
+
+from shared.settings import Settings, get_settings
+
+CPU_QUEUE = "cpu"
+IO_QUEUE = "io"
+
+ROUTES = {
+    "ingest.convert": {"queue": CPU_QUEUE},
+    "ingest.chunk": {"queue": CPU_QUEUE},
+    "ingest.embed": {"queue": IO_QUEUE},
+    "ingest.upsert": {"queue": IO_QUEUE},
+    "ingest.finalize": {"queue": IO_QUEUE},
+    "ingest.delete": {"queue": IO_QUEUE},
+    "ingest.reap": {"queue": IO_QUEUE},
+}
+
+
+def configure(app: Celery, settings: Settings) -> Celery:
+    """Apply the settings to `app` (tests call this again after changing the environment)."""
+    app.conf.update(
+        broker_url=settings.redis_url or "memory://",
+        broker_transport_options={"visibility_timeout": settings.visibility_timeout_seconds},
+        broker_connection_retry_on_startup=True,
+        broker_connection_timeout=5,
+        # Sending a chain must fail fast when the broker is down: the reaper sends it later.
+        task_publish_retry_policy={"max_retries": 2, "interval_start": 0, "interval_step": 0.5},
+        task_serializer="json",
+        accept_content=["json"],
+        result_serializer="json",
+        task_ignore_result=True,  # Postgres is the record of where each document stands
+        task_acks_late=True,
+        task_reject_on_worker_lost=True,
+        worker_prefetch_multiplier=1,
+        task_soft_time_limit=settings.task_soft_time_limit_seconds,
+        task_time_limit=settings.task_time_limit_seconds,
+        worker_send_task_events=True,
+        task_send_sent_event=True,
+        task_routes=ROUTES,
+        task_default_queue=IO_QUEUE,
+        task_always_eager=settings.eager,
+        task_eager_propagates=True,
+        worker_hijack_root_logger=False,
+        beat_schedule={
+            "reap": {"task": "ingest.reap", "schedule": float(settings.reaper_interval_seconds)}
+        },
+    )
+    # Celery caches its broker connection and producer pools from the first broker URL and
+    # has no public way to drop them (`app.close()` also deregisters the app): drop them here so
+    # a changed `broker_url` takes effect. At start-up nothing is pooled yet.
+    app._pool = None
+    app.amqp._producer_pool = None
+    return app
+
+
+app = configure(Celery("ingest", include=["worker.tasks"]), get_settings())
+
+from worker import logging_hooks  # noqa: E402, F401  (log format and task ids, via Celery signals)

@@ -1,0 +1,50 @@
+"""The pipeline chain, built in one place. Messages carry ids only."""
+
+from __future__ import annotations
+
+import uuid
+
+import redis
+from celery import chain
+
+from shared.settings import get_settings
+from shared.states import Status
+from worker import tasks
+from worker.app import ROUTES
+
+STAGE_TASKS = {
+    Status.RECEIVED: tasks.convert,
+    Status.CONVERTING: tasks.convert,
+    Status.CHUNKING: tasks.chunk,
+    Status.EMBEDDING: tasks.embed,
+    Status.UPSERTING: tasks.upsert,
+}
+ORDER = [tasks.convert, tasks.chunk, tasks.embed, tasks.upsert, tasks.finalize]
+
+
+def pipeline(version_id: uuid.UUID, start: Status = Status.RECEIVED) -> chain:
+    """convert -> chunk -> embed -> upsert -> finalize, or its tail from `start`."""
+    first = ORDER.index(STAGE_TASKS[start])
+    return chain(*(task.si(str(version_id)) for task in ORDER[first:]))
+
+
+def enqueue_version(version_id: uuid.UUID, start: Status = Status.RECEIVED) -> None:
+    """Send the chain of a committed version (call only after the commit)."""
+    pipeline(version_id, start).apply_async()
+
+
+def backlog(stage: Status) -> int:
+    """Messages waiting in the Redis queue that serves `stage` (0 when tasks run in-process)."""
+    settings = get_settings()
+    if settings.eager:
+        return 0
+    queue = ROUTES[STAGE_TASKS[stage].name]["queue"]
+    client = redis.Redis.from_url(settings.redis_url)  # type: ignore[arg-type]
+    try:
+        return int(client.llen(queue))
+    finally:
+        client.close()
+
+
+def enqueue_delete(document_id: uuid.UUID) -> None:
+    tasks.delete.apply_async((str(document_id),))

@@ -1,0 +1,45 @@
+"""The `ingest` command line: one entry point for operators and the embedded default."""
+
+from __future__ import annotations
+
+import typer
+from sqlalchemy.exc import DBAPIError
+
+from shared.db import schema_missing
+from worker.cli import api_server, chunking, conversion, database, pipeline_cmds
+
+app = typer.Typer(
+    help="Hospital content ingestion: convert, chunk, embed and index documents.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+app.command("chunk")(chunking.chunk)
+app.command("convert")(conversion.convert)
+app.add_typer(database.db_app, name="db")
+app.command("run")(pipeline_cmds.run)
+app.command("status")(pipeline_cmds.status)
+app.command("search")(pipeline_cmds.search)
+app.command("verify")(pipeline_cmds.verify)
+app.command("delete")(pipeline_cmds.delete)
+app.command("reindex")(pipeline_cmds.reindex)
+app.command("api")(api_server.serve)
+
+
+def main() -> None:
+    """Console entry point: typed errors print as one line an operator can act on."""
+    from shared.errors import IngestError
+
+    try:
+        app(standalone_mode=True)
+    except IngestError as error:
+        typer.echo(f"error [{error.code}]: {error.message}", err=True)
+        raise SystemExit(1) from None
+    except DBAPIError as error:
+        if schema_missing(error):
+            typer.echo(
+                "error [no_schema]: the database has no schema: run `ingest db upgrade`.", err=True
+            )
+            raise SystemExit(1) from None
+        raise

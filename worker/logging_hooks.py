@@ -1,0 +1,88 @@
+"""Celery signal hooks: our log format in every worker and beat, and ids on every task's lines.
+
+`setup_logging` has a receiver, so Celery leaves the root logger to `shared.log` (the level is
+`LOG_LEVEL`, not `celery -l`). Around each task the task id, task name, stage and the version
+(or document) id are bound, so Celery's own "Task ... succeeded" line carries them too; when a
+finalize task makes a version current, one `ingest finished` line sums the document up.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from typing import Any
+
+from celery import Task
+from celery.signals import setup_logging, task_postrun, task_prerun
+
+from shared import log
+from shared import repository as repo
+from shared.db import transaction
+from shared.settings import get_settings
+from shared.states import Status
+
+logger = log.get_logger("worker.ingest")
+TASK_PREFIX = "ingest."
+DOCUMENT_TASKS = {"ingest.delete"}  # their argument is a document id, not a version id
+
+
+@setup_logging.connect
+def _configure(**_: Any) -> None:
+    log.configure_logging(get_settings())
+
+
+def _version_row(version_id: str) -> Any:
+    """The version row, or None (a lookup for logs must never fail a task)."""
+    try:
+        with transaction() as session:
+            row = repo.load_version(session, uuid.UUID(version_id))
+            if row is not None:
+                session.expunge(row)
+            return row
+    except Exception:
+        logging.getLogger(__name__).debug("no version row for the log context", exc_info=True)
+        return None
+
+
+def task_ids(task_name: str, task_id: str | None, args: tuple[Any, ...]) -> dict[str, object]:
+    """The ids to bind for one task run: task, stage, and the version or document it works on."""
+    ids: dict[str, object] = {
+        "task_id": task_id,
+        "task_name": task_name,
+        "stage": task_name.removeprefix(TASK_PREFIX),
+    }
+    if not args:
+        return ids
+    if task_name in DOCUMENT_TASKS:
+        ids["document_id"] = args[0]
+        return ids
+    ids["version_id"] = args[0]
+    row = _version_row(str(args[0]))
+    if row is not None:
+        ids["document_id"] = row.document_id
+    return ids
+
+
+@task_prerun.connect
+def _bind_task(task_id: str, task: Task, args: tuple[Any, ...] = (), **_: Any) -> None:
+    log.clear()
+    log.bind(**task_ids(task.name, task_id, tuple(args or ())))
+
+
+@task_postrun.connect
+def _unbind_task(
+    task: Task, args: tuple[Any, ...] = (), retval: Any = None, state: str = "", **_: Any
+) -> None:
+    try:
+        if task.name == "ingest.finalize" and state == "SUCCESS" and retval == "done" and args:
+            row = _version_row(str(args[0]))
+            if row is not None and row.status == Status.INDEXED:
+                logger.info(
+                    "ingest finished",
+                    status=str(row.status),
+                    chunk_count=row.chunk_count,
+                    chunks_embedded=row.chunks_embedded,
+                    tokens_spent=row.tokens_spent,
+                )
+    finally:
+        log.clear()
