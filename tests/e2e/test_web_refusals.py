@@ -12,7 +12,14 @@ from playwright.sync_api import Page, expect
 from api.app import create_app
 from shared.settings import Settings
 from tests.e2e.api_support import EDITOR_KEY, MARKDOWN, use_settings
-from tests.e2e.web_support import ServedApp, choose_files, queue_item, screenshot, sign_in
+from tests.e2e.web_support import (
+    ServedApp,
+    choose_files,
+    queue_item,
+    screenshot,
+    sign_in,
+    submit_key,
+)
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration]
 
@@ -32,7 +39,7 @@ def site(small_limit: Settings) -> Iterator[str]:
 
 
 def test_a_wrong_key_is_refused(page: Page, site: str) -> None:
-    sign_in(page, site, "not-a-key")
+    submit_key(page, site, "not-a-key")
     expect(page.get_by_role("alert")).to_have_text("This key was refused. Check it and try again.")
     expect(page.get_by_role("heading", name="Sign in", level=1)).to_be_visible()
     expect(page.get_by_role("navigation", name="Main")).to_be_hidden()
@@ -87,7 +94,9 @@ def test_files_dropped_or_chosen_with_the_keyboard(page: Page, site: str) -> Non
     page.dispatch_event("#drop-zone", "drop", {"dataTransfer": dropped})
     expect(queue_item(page, "dropped.md")).to_contain_text("Ready to upload")
 
-    page.get_by_role("button", name="Drop files here or choose files").focus()
+    drop_zone = page.get_by_role("button", name="Drop files here or choose files")
+    drop_zone.focus()
+    expect(drop_zone).to_be_focused()
     with page.expect_file_chooser() as chooser:
         page.keyboard.press("Enter")
     assert chooser.value.is_multiple()

@@ -8,6 +8,8 @@ the real app on 127.0.0.1 with the real Postgres and Redis; the browser is `/usr
 
 from __future__ import annotations
 
+import os
+import tempfile
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,7 +17,7 @@ from pathlib import Path
 import pytest
 import uvicorn
 from fastapi import FastAPI
-from playwright.sync_api import Browser, ConsoleMessage, Locator, Page, sync_playwright
+from playwright.sync_api import Browser, ConsoleMessage, Locator, Page, expect, sync_playwright
 
 from tests.conftest import ROOT
 from tests.workers import wait_for
@@ -31,7 +33,8 @@ CHROMIUM_ARGS = [
     "--disable-quic",
 ]
 LAPTOP = {"width": 1366, "height": 768}
-DOCS = ROOT / "docs"
+# The README's screenshots are refreshed only on request, so a test run leaves the tree clean.
+DOCS = ROOT / "docs" if os.environ.get("UPDATE_SCREENSHOTS") else Path(tempfile.mkdtemp())
 TIMEOUT_MS = 10_000
 
 
@@ -88,15 +91,27 @@ def page(browser: Browser) -> Iterator[Page]:
             errors.append(f"console: {message.text}")
 
     tab.on("console", console)
+    # Subscribing to file choosers is sent fire-and-forget, so a picker opened right after
+    # `expect_file_chooser` could beat the interception and never be reported (a CI flake).
+    # Subscribing once, up front, makes every later wait find interception already on.
+    tab.on("filechooser", lambda _chooser: None)
     yield tab
     context.close()
     assert errors == []
 
 
-def sign_in(page: Page, base_url: str, key: str) -> None:
+def submit_key(page: Page, base_url: str, key: str) -> None:
+    """Type a key into the sign-in form and send it; whether it is accepted is the caller's."""
     page.goto(base_url + "/")
     page.get_by_label("API key").fill(key)
     page.get_by_role("button", name="Sign in").click()
+
+
+def sign_in(page: Page, base_url: str, key: str) -> None:
+    """Sign in and wait until the page has finished: it moves focus to the upload heading
+    last, so a test that focuses something earlier would lose that focus to the page."""
+    submit_key(page, base_url, key)
+    expect(page.get_by_role("heading", name="Upload documents", level=1)).to_be_focused()
 
 
 def choose_files(page: Page, *files: tuple[str, str, bytes]) -> None:
