@@ -2,8 +2,9 @@
 
 `setup_logging` has a receiver, so Celery leaves the root logger to `shared.log` (the level is
 `LOG_LEVEL`, not `celery -l`). Around each task the task id, task name, stage and the version
-(or document) id are bound, so Celery's own "Task ... succeeded" line carries them too; when a
-finalize task makes a version current, one `ingest finished` line sums the document up.
+(or document) id are bound, and the stage adds the document id when it claims the version
+(no extra read), so Celery's own "Task ... succeeded" line carries them too; when a finalize
+task makes a version current, one `ingest finished` line sums the document up.
 """
 
 from __future__ import annotations
@@ -56,10 +57,7 @@ def task_ids(task_name: str, task_id: str | None, args: tuple[Any, ...]) -> dict
     if task_name in DOCUMENT_TASKS:
         ids["document_id"] = args[0]
         return ids
-    ids["version_id"] = args[0]
-    row = _version_row(str(args[0]))
-    if row is not None:
-        ids["document_id"] = row.document_id
+    ids["version_id"] = args[0]  # the stage binds the document id once it has claimed it
     return ids
 
 

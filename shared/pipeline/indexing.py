@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from sqlalchemy.orm import Session
 
 from shared import repository as repo
 from shared.adapters.qdrant import Point, QdrantIndex, collection_name
@@ -166,14 +167,21 @@ def embedder(settings: Settings) -> Embedder:
         return _cache["embedder"]
 
 
-def index_for(settings: Settings, embedder: Embedder) -> QdrantIndex:
+def collection_for(session: Session, settings: Settings, model: Embedder) -> str:
     """The collection the fleet uses now: `QDRANT_COLLECTION`, else the one `ingest reindex`
-    switched to (kept in Postgres), else the one named after the model and size."""
-    name = settings.qdrant_collection
-    if not name:
+    switched to (kept in Postgres, read on every stage so a switch needs no redeploy), else
+    the one named after the model and size."""
+    if settings.qdrant_collection:
+        return settings.qdrant_collection
+    active = repo.active_collection(session, model.model, model.dimensions)
+    return active or collection_name(model.model, model.dimensions)
+
+
+def index_for(settings: Settings, embedder: Embedder, name: str | None = None) -> QdrantIndex:
+    """The index for collection `name`, or for the active collection (read now) when None."""
+    if name is None:
         with transaction() as session:
-            name = repo.active_collection(session, embedder.model, embedder.dimensions)
-    name = name or collection_name(embedder.model, embedder.dimensions)
+            name = collection_for(session, settings, embedder)
     key = f"index:{name}"
     with _cache_lock:
         if key not in _cache:

@@ -150,6 +150,13 @@ def test_flower_shows_the_chain_of_an_ingested_document(pipeline: PipelineEnv) -
     assert entry["stage"] == "finalize" and entry["level"] == "info"
     assert entry["chunk_count"] >= 1 and entry["tokens_spent"] > 0
     print(finished[0])  # the sample shown in docs/operations.md (pytest -s)
+    done = [
+        json.loads(line)
+        for line in map(str.strip, worker_log.splitlines())
+        if line.startswith("{") and '"stage done"' in line
+    ]
+    assert {entry["stage"] for entry in done} == {"convert", "chunk", "embed", "upsert", "finalize"}
+    assert {entry["document_id"] for entry in done} == {str(submitted.document_id)}
 
 
 def test_flower_with_a_login_refuses_strangers(redis_url: str, tmp_path: Path) -> None:
