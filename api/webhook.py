@@ -25,6 +25,8 @@ from api.problems import ApiProblem
 from api.schemas import CmsEvent, WebhookResult
 from shared import ingest
 from shared import repository as repo
+from shared.adapters.fetch import check_url
+from shared.errors import PermanentError
 
 CMS_SOURCE = "cms"
 MAX_BODY_BYTES = 5 * 1024 * 1024
@@ -171,8 +173,12 @@ def _handle(event: CmsEvent, delivery_id: str, state: Any) -> WebhookResult:
         raise ApiProblem(
             422, "publish and update events need the page's Markdown in page.body or a content_url."
         )
-    if page.body is None and not str(page.content_url).lower().startswith(("http://", "https://")):
-        raise ApiProblem(422, "content_url must be an http or https URL.")
+    if page.body is None:
+        try:  # the worker checks again, with a DNS lookup, before it downloads
+            allowed = state.settings.content_fetch_allowed_hosts
+            check_url(str(page.content_url), allowed, resolve=False)
+        except PermanentError as exc:
+            raise ApiProblem(422, exc.message) from exc
     # Inline Markdown is stored now; a content_url is fetched by the worker (size and time
     # limits: CONTENT_FETCH_MAX_BYTES, CONTENT_FETCH_TIMEOUT_SECONDS).
     content = page.body.encode("utf-8") if page.body is not None else b""

@@ -67,6 +67,12 @@ class Settings(BaseSettings):
     convert_timeout_seconds: float = 120.0
     content_fetch_max_bytes: int = 10 * 1024 * 1024
     content_fetch_timeout_seconds: float = 30.0
+    content_fetch_allowed_hosts: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        description="Comma-separated hosts a webhook's content_url may name (`.example.org` "
+        "takes its subdomains); empty: any host with public addresses. Listed hosts may be "
+        "internal; others resolving to private, loopback or link-local addresses are refused.",
+    )
 
     # --- HTTP API and webhook ------------------------------------------------------------
     api_keys: Annotated[list[str], NoDecode] = Field(
@@ -96,9 +102,9 @@ class Settings(BaseSettings):
     log_level: str = "INFO"
     log_format: Literal["auto", "json", "console"] = "auto"
 
-    @field_validator("api_keys", mode="before")
+    @field_validator("api_keys", "content_fetch_allowed_hosts", mode="before")
     @classmethod
-    def _split_keys(cls, value: object) -> object:
+    def _split_commas(cls, value: object) -> object:
         if isinstance(value, str):
             return [part.strip() for part in value.split(",") if part.strip()]
         return value

@@ -134,6 +134,7 @@ def convert_version(version_id: uuid.UUID, owner: str) -> Outcome:
                 url,
                 max_bytes=ctx.settings.content_fetch_max_bytes,
                 timeout=ctx.settings.content_fetch_timeout_seconds,
+                allowed_hosts=ctx.settings.content_fetch_allowed_hosts,
             )
             media_type = detect_media_type(data, url)
             with transaction() as session:

@@ -61,7 +61,12 @@ def http(
     pipeline: PipelineEnv, redis_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[TestClient]:
     redis.Redis.from_url(redis_url).flushdb()
-    settings = use_settings(monkeypatch, API_KEYS=API_KEYS, CMS_WEBHOOK_SECRET=WEBHOOK_SECRET)
+    settings = use_settings(
+        monkeypatch,
+        API_KEYS=API_KEYS,
+        CMS_WEBHOOK_SECRET=WEBHOOK_SECRET,
+        CONTENT_FETCH_ALLOWED_HOSTS="127.0.0.1",  # the stand-in CMS of the content_url test
+    )
     with TestClient(
         create_app(settings), headers={"Authorization": f"Bearer {EDITOR_KEY}"}
     ) as client:
@@ -237,6 +242,7 @@ def test_cms_pages_sent_by_url_are_fetched_by_the_worker(
     pages["/p/heup.md"] = page("Heup", seed=3).encode()
     pages["/p/big.md"] = b"# Groot\n\n" + b"woord " * 5000
     pipeline.env["CONTENT_FETCH_MAX_BYTES"] = "20000"
+    pipeline.env["CONTENT_FETCH_ALLOWED_HOSTS"] = "127.0.0.1"  # the stand-in CMS is local
     assert len(pages["/p/heup.md"]) < 20000 < len(pages["/p/big.md"])
 
     def publish(page_id: str, path: str) -> dict[str, Any]:

@@ -166,6 +166,37 @@ def test_invalid_events_are_422(anonymous: TestClient, pg: str) -> None:
     assert count(pg, "document_versions") == 0
 
 
+def test_content_urls_into_the_private_network_are_422(
+    api_settings: Settings, monkeypatch: pytest.MonkeyPatch, pg: str
+) -> None:
+    """A signed webhook names pages; it may not point the worker at internal services."""
+    with TestClient(create_app(api_settings)) as client:
+        for url in (
+            "http://169.254.169.254/latest/meta-data/",  # the cloud metadata service
+            "http://localhost:6379/",
+            "http://10.1.2.3/p/1.md",
+            "http://[::1]:8000/p/1.md",
+        ):
+            event = cms_event("publish", "page-1", body=None, content_url=url)
+            response = post_event(client, event)
+            assert response.status_code == 422, url
+            assert "private network" in response.json()["detail"]
+        public = cms_event("publish", "page-1", body=None, content_url="https://93.184.216.34/p")
+        assert post_event(client, public).status_code == 202
+
+    listed = use_settings(monkeypatch, CONTENT_FETCH_ALLOWED_HOSTS="cms.ziekenhuis.example")
+    with TestClient(create_app(listed)) as client:
+        elsewhere = cms_event("publish", "page-2", body=None, content_url="https://evil.example/p")
+        response = post_event(client, elsewhere)
+        assert response.status_code == 422
+        assert "CONTENT_FETCH_ALLOWED_HOSTS" in response.json()["detail"]
+        ours = cms_event(
+            "publish", "page-3", body=None, content_url="https://cms.ziekenhuis.example/p/3.md"
+        )
+        assert post_event(client, ours).status_code == 202
+    assert count(pg, "document_versions") == 2
+
+
 def test_webhook_without_a_secret_is_not_configured(
     api_settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
