@@ -55,6 +55,7 @@ NOTES = {
     "cms_webhook_secret": "HMAC-SHA256 secret of the CMS webhook (a secret)",
     "webhook_tolerance_seconds": "Accepted clock skew of a signed webhook",
     "api_host": "Bind address of `ingest api` (the image sets 0.0.0.0)",
+    "worker_metrics_host": "Bind address of the worker's /metrics (0.0.0.0 in a container)",
     "api_port": "Port of `ingest api`",
     "task_soft_time_limit_seconds": "Celery soft time limit of one task",
     "task_time_limit_seconds": "Celery hard time limit of one task (prefork pools only)",

@@ -1,4 +1,5 @@
-"""Prometheus metrics of the service (exported by the API's and the workers' `/metrics`)."""
+"""Prometheus counters of the embed stage, served by an `io` worker on `WORKER_METRICS_PORT`
+(`worker/metrics_hooks.py`); the API's `/metrics` has its own registry (`api/metrics.py`)."""
 
 from __future__ import annotations
 

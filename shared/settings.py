@@ -97,6 +97,14 @@ class Settings(BaseSettings):
     received_grace_seconds: int = 30
     stuck_after_seconds: int = 900
     max_attempts: int = 5
+    worker_metrics_port: int = Field(
+        default=0,
+        ge=0,
+        le=65535,
+        description="Port of an io worker's Prometheus /metrics (embedding tokens, requests, "
+        "retries); 0: off.",
+    )
+    worker_metrics_host: str = "127.0.0.1"
 
     # --- logging -------------------------------------------------------------------------
     log_level: str = "INFO"

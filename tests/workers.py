@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -62,6 +63,13 @@ class WorkerProcess:
 
     def output(self) -> str:
         return self.log.read_text(errors="replace")
+
+
+def free_port() -> int:
+    """A TCP port nobody listens on now (for a server a test starts)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
 
 
 @contextmanager

@@ -66,4 +66,5 @@ def configure(app: Celery, settings: Settings) -> Celery:
 
 app = configure(Celery("ingest", include=["worker.tasks"]), get_settings())
 
-from worker import logging_hooks  # noqa: E402, F401  (log format and task ids, via Celery signals)
+# Celery signal receivers: our log format and task ids; the worker's /metrics.
+from worker import logging_hooks, metrics_hooks  # noqa: E402, F401

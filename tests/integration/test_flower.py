@@ -9,7 +9,6 @@ import json
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 from ast import literal_eval
@@ -22,7 +21,7 @@ import pytest
 
 from shared.states import Status
 from tests.pipeline import PipelineEnv
-from tests.workers import spawn, wait_for
+from tests.workers import free_port, spawn, wait_for
 
 pytestmark = pytest.mark.integration
 
@@ -39,12 +38,6 @@ Bring your identity card and the list of medicines you take. Do not eat after mi
 
 Walk with crutches for two weeks. The physiotherapist shows you the exercises.
 """
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 @contextmanager

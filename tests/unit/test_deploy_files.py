@@ -51,6 +51,7 @@ EXTERNAL = {
     "REDIS_PASSWORD",  # KEDA's Redis trigger
     "INGEST_IMAGE",  # compose: which image to run
     "TIKTOKEN_CACHE_DIR",  # tiktoken's vocabulary folder
+    "PROMETHEUS_MULTIPROC_DIR",  # prometheus_client: prefork children's counts (worker-io)
 }
 IMAGE_ONLY = {"PATH", "PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE", "UV_COMPILE_BYTECODE"}
 IMAGE_ONLY |= {"UV_LINK_MODE", "UV_PYTHON_DOWNLOADS", "UV_PROJECT_ENVIRONMENT"}
