@@ -2,9 +2,9 @@
 
 `setup_logging` has a receiver, so Celery leaves the root logger to `shared.log` (the level is
 `LOG_LEVEL`, not `celery -l`). Around each task the task id, task name, stage and the version
-(or document) id are bound, and the stage adds the document id when it claims the version
-(no extra read), so Celery's own "Task ... succeeded" line carries them too; when a finalize
-task makes a version current, one `ingest finished` line sums the document up.
+(or document) id are bound, so Celery's own "Task ... succeeded" line carries them too; the
+stage's own lines add the document id, read with its claim (no extra read per task). When a
+finalize task makes a version current, one `ingest finished` line sums the document up.
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ def task_ids(task_name: str, task_id: str | None, args: tuple[Any, ...]) -> dict
     if task_name in DOCUMENT_TASKS:
         ids["document_id"] = args[0]
         return ids
-    ids["version_id"] = args[0]  # the stage binds the document id once it has claimed it
+    ids["version_id"] = args[0]  # the stage binds the document id to its lines
     return ids
 
 
@@ -77,6 +77,7 @@ def _unbind_task(
             if row is not None and row.status == Status.INDEXED:
                 logger.info(
                     "ingest finished",
+                    document_id=str(row.document_id),
                     status=str(row.status),
                     chunk_count=row.chunk_count,
                     chunks_embedded=row.chunks_embedded,

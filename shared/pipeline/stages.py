@@ -93,20 +93,28 @@ def run_stage(
             else None
         )
         ctx = StageContext(version_id, owner, settings, version.document_id, collection)
-    bind(document_id=ctx.document_id)  # on every line until the task ends
+    with bind(document_id=ctx.document_id):  # on the stage's lines; the hook's are task-wide
+        return _work_and_record(stage, ctx, work)
+
+
+def _work_and_record(
+    stage: Status, ctx: StageContext, work: Callable[[StageContext], bool | None]
+) -> Outcome:
     try:
         kept = work(ctx)
     except PermanentError as exc:
         with transaction() as session:
-            repo.fail_version(session, version_id, code=exc.code, message=exc.message, actor=owner)
+            repo.fail_version(
+                session, ctx.version_id, code=exc.code, message=exc.message, actor=ctx.owner
+            )
         return Outcome.STOPPED
     except BaseException:
         with transaction() as session:
-            repo.release(session, version_id, owner)
+            repo.release(session, ctx.version_id, ctx.owner)
         raise
     if kept is False:
         with transaction() as session:
-            repo.release(session, version_id, owner)
+            repo.release(session, ctx.version_id, ctx.owner)
         log.info("stage stopped: the version was superseded", state=str(stage))
         return Outcome.STOPPED
     log.info("stage done", state=str(stage))

@@ -25,6 +25,7 @@ class Terminal(io.StringIO):
 def restore_logging() -> Iterator[None]:
     root = logging.getLogger()
     handlers, level = list(root.handlers), root.level
+    log.clear()  # ids another test's thread bound
     yield
     root.handlers[:] = handlers
     root.setLevel(level)
