@@ -249,6 +249,34 @@ def outlined_pdf() -> bytes:
     return buffer.getvalue()
 
 
+# (level, heading, bookmarked): chapters and sections in the outline, sub-sections only in bold.
+PARTLY_OUTLINED_SECTIONS: list[tuple[int, str, bool]] = [
+    (1, "Heup vervangen", True),
+    (2, "De operatie", True),
+    (3, "Verdoving", False),
+    (3, "Wondzorg", False),
+    (2, "Revalidatie", True),
+]
+
+
+def partly_outlined_pdf() -> bytes:
+    """Headings in the brochure's fonts, but bookmarks only for H1 and H2 (as a word processor
+    makes them when its table of contents stops at level 2)."""
+    buffer = io.BytesIO()
+    canvas = _canvas(buffer, title="Heup vervangen")
+    writer = _Writer(canvas, running=False)
+    for number, (level, title, bookmarked) in enumerate(PARTLY_OUTLINED_SECTIONS):
+        writer.heading(title, level)
+        if bookmarked:
+            key = f"s{number}"
+            canvas.bookmarkHorizontal(key, MARGIN, writer.y + HEADING_SIZES[level] * 2)
+            canvas.addOutlineEntry(title, key, level=level - 1)
+        writer.paragraph(_INTRO)
+    writer.finish_page()
+    canvas.save()
+    return buffer.getvalue()
+
+
 def _simple_pdf() -> bytes:
     buffer = io.BytesIO()
     writer = _Writer(_canvas(buffer, title="Beveiligd"), running=False)

@@ -23,6 +23,7 @@ from shared.pipeline.pdf_layout import (
     body_size,
     mark_font_headings,
     mark_outline_headings,
+    mark_subheadings_under_outline,
     remove_running_lines,
 )
 from shared.pipeline.pdf_lines import Line, extract_lines
@@ -247,6 +248,7 @@ def convert_pdf(data: bytes, *, max_pages: int, deadline: Deadline) -> PdfText:
     warnings.extend(remove_running_lines(pages, [_vertical_box(reader, i) for i in range(count)]))
     if outline:
         warnings.extend(mark_outline_headings(pages, outline))
+        mark_subheadings_under_outline(pages, body_size(pages))
     else:
         mark_font_headings(pages, body_size(pages))
     markdown, page_starts = render(build_blocks(pages))

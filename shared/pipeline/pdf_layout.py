@@ -2,7 +2,9 @@
 
 Headings come from the outline when the PDF has one (the author's own structure), else from
 the fonts: the body size is the most common size; clearly larger short lines, and short bold
-lines at body size, are headings; the largest style is H1, the next H2, and so on.
+lines at body size, are headings; the largest style is H1, the next H2, and so on. Under an
+outline, the fonts still give the sub-headings it leaves out: styles less prominent than every
+bookmarked heading's become the levels below the outline's deepest.
 """
 
 from __future__ import annotations
@@ -124,12 +126,25 @@ def _heading_style(line: Line, body: float) -> tuple[float, bool] | None:
     return None
 
 
-def _heading_runs(lines: list[Line], body: float) -> list[tuple[list[Line], tuple | None]]:
+Style = tuple[float, bool]  # (size rounded to half points, bold)
+
+
+def _prominence(style: Style) -> tuple[float, bool]:
+    """Sort key: larger first; at one size, bold before regular."""
+    return (-style[0], not style[1])
+
+
+def _heading_runs(
+    lines: list[Line], body: float, below: Style | None
+) -> list[tuple[list[Line], tuple | None]]:
     """Consecutive lines grouped: a run of heading-like lines of one style set close together
-    (a heading that wraps), or a single ordinary line with style None."""
+    (a heading that wraps), or a single ordinary line with style None. Lines that already are
+    headings, and styles not less prominent than `below`, count as ordinary."""
     runs: list[tuple[list[Line], tuple | None]] = []
     for line in lines:
-        style = _heading_style(line, body)
+        style = None if line.heading else _heading_style(line, body)
+        if style is not None and below is not None and _prominence(style) <= _prominence(below):
+            style = None
         if style is not None and runs and runs[-1][1] == style:
             previous = runs[-1][0][-1]
             if 0 < previous.y - line.y <= 1.6 * line.size:
@@ -139,16 +154,19 @@ def _heading_runs(lines: list[Line], body: float) -> list[tuple[list[Line], tupl
     return runs
 
 
-def mark_font_headings(pages: list[list[Line]], body: float) -> None:
+def mark_font_headings(
+    pages: list[list[Line]], body: float, *, below: Style | None = None, first_level: int = 1
+) -> None:
     """Give heading levels to heading-like lines, merging a heading set over several lines.
 
     A run that is too long to be a heading (a bold warning paragraph, an intro set large)
-    stays text: more than three lines, or more than two for bold at body size.
+    stays text: more than three lines, or more than two for bold at body size. With `below`,
+    only styles less prominent than it count, numbered from `first_level`.
     """
-    style_of: dict[int, tuple[float, bool]] = {}
+    style_of: dict[int, Style] = {}
     for lines in pages:
         merged: list[Line] = []
-        for run, style in _heading_runs(lines, body):
+        for run, style in _heading_runs(lines, body, below):
             limit = MAX_HEADING_LINES if style and style[0] >= body * LARGER else 2
             if style is None or len(run) > limit:
                 merged.extend(run)
@@ -158,13 +176,27 @@ def mark_font_headings(pages: list[list[Line]], body: float) -> None:
             style_of[id(head)] = style
             merged.append(head)
         lines[:] = merged
-    # Largest first; at one size, bold ranks above regular.
-    ranking = sorted(set(style_of.values()), key=lambda style: (-style[0], not style[1]))
-    levels = {style: min(rank + 1, 6) for rank, style in enumerate(ranking)}
+    ranking = sorted(set(style_of.values()), key=_prominence)
+    levels = {style: min(first_level + rank, 6) for rank, style in enumerate(ranking)}
     for lines in pages:
         for line in lines:
             if id(line) in style_of:
                 line.heading = levels[style_of[id(line)]]
+
+
+def mark_subheadings_under_outline(pages: list[list[Line]], body: float) -> None:
+    """After `mark_outline_headings`: sub-headings the outline leaves out, from the fonts.
+
+    Only styles less prominent than every bookmarked heading's qualify (so an outline whose
+    headings look like body text adds nothing), at the levels below the outline's deepest.
+    """
+    marked = [line for lines in pages for line in lines if line.heading]
+    if not marked:
+        return
+    least = max(((round(line.size * 2) / 2, line.bold) for line in marked), key=_prominence)
+    deepest = max(line.heading for line in marked)
+    if deepest < 6:
+        mark_font_headings(pages, body, below=least, first_level=deepest + 1)
 
 
 _NUMBERING = re.compile(

@@ -107,6 +107,14 @@ def test_outline_gives_the_headings_when_fonts_do_not() -> None:
     assert "ruggenprik" in converted.markdown
 
 
+def test_fonts_give_the_subheadings_an_outline_leaves_out() -> None:
+    converted = convert(pdfs.partly_outlined_pdf(), PDF)
+    found = [(len(marks), text) for marks, text in HEADING.findall(converted.markdown)]
+    assert found == [(level, text) for level, text, _ in pdfs.PARTLY_OUTLINED_SECTIONS]
+    assert converted.metadata["has_outline"] is True
+    assert not converted.warnings  # every bookmark was found in the text
+
+
 def test_password_protected_pdf_fails_clearly() -> None:
     with pytest.raises(PermanentError) as info:
         convert(pdfs.encrypted_pdf(), PDF)
