@@ -41,13 +41,14 @@ def check_url(url: str, allowed_hosts: Sequence[str], *, resolve: bool = True) -
     if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
         raise PermanentError(f"The page address {url!r} is not an http or https URL.", code=REFUSED)
     host = parts.hostname
-    if allowed_hosts and not host_allowed(host, allowed_hosts):
+    listed = host_allowed(host, allowed_hosts)
+    if allowed_hosts and not listed:
         raise PermanentError(
             f"The page address names {host}, which is not in CONTENT_FETCH_ALLOWED_HOSTS; "
             "send the Markdown in page.body or ask the operators to allow the host.",
             code=REFUSED,
         )
-    if host_allowed(host, allowed_hosts):
+    if listed:
         return host  # named explicitly by the operators: an intranet CMS is fine
     for address in _addresses(host, resolve=resolve):
         if not address.is_global:
@@ -81,9 +82,11 @@ def fetch(url: str, *, max_bytes: int, timeout: float, allowed_hosts: Sequence[s
     """The bytes at `url`; a 4xx, an oversized page or a refused address is permanent, the
     rest is retried."""
     check_url(url, allowed_hosts)
+    first = httpx.URL(url)
 
     def check_redirect(request: httpx.Request) -> None:
-        check_url(str(request.url), allowed_hosts)
+        if request.url != first:  # the first request was checked above
+            check_url(str(request.url), allowed_hosts)
 
     deadline = time.monotonic() + timeout
     try:
