@@ -9,7 +9,11 @@ in-process.
 
 from __future__ import annotations
 
+import importlib
+from typing import Any
+
 from celery import Celery
+from celery.signals import worker_init
 
 from shared.settings import Settings, get_settings
 
@@ -65,6 +69,15 @@ def configure(app: Celery, settings: Settings) -> Celery:
 
 
 app = configure(Celery("ingest", include=["worker.tasks"]), get_settings())
+
+
+@worker_init.connect
+def _import_the_embedding_sdk(**_: Any) -> None:
+    """The OpenAI SDK takes about a second to import: a worker pays it at boot (before prefork
+    forks its children), not in its first task; the CLI and the hashing embedder never do."""
+    if get_settings().use_openai:
+        importlib.import_module("shared.adapters.openai_embedder")
+
 
 # Celery signal receivers: our log format and task ids; the worker's /metrics.
 from worker import logging_hooks, metrics_hooks  # noqa: E402, F401

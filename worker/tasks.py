@@ -13,7 +13,6 @@ from collections.abc import Callable
 
 from celery import Task
 
-import shared.adapters.openai_embedder  # noqa: F401  (at boot: the SDK import takes ~1 s)
 from shared import repository as repo
 from shared.db import transaction
 from shared.errors import TransientError
