@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import os
+import threading
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import redis
 import sqlalchemy as sa
@@ -66,3 +68,16 @@ def reserved_redis_database() -> Iterator[str]:
         if control.get(key) == token.encode():
             control.delete(key)
         control.close()
+
+
+@contextmanager
+def serve_http(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
+    """`handler` served on a free port of 127.0.0.1 in a thread (a stand-in CMS), as its URL."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()

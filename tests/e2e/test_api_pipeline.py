@@ -7,10 +7,9 @@ from __future__ import annotations
 
 import io
 import random
-import threading
 import uuid
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any, ClassVar
 
 import pytest
@@ -30,6 +29,7 @@ from tests.e2e.api_support import (
 )
 from tests.pdfs import brochure_pdf
 from tests.pipeline import PipelineEnv
+from tests.services import serve_http
 from tests.workers import wait_for
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration]
@@ -216,15 +216,8 @@ class _Pages(BaseHTTPRequestHandler):
 @pytest.fixture
 def cms_pages() -> Iterator[tuple[str, dict[str, bytes]]]:
     pages: dict[str, bytes] = {}
-    handler = type("Pages", (_Pages,), {"pages": pages})
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}", pages
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serve_http(type("Pages", (_Pages,), {"pages": pages})) as url:
+        yield url, pages
 
 
 def version_status(http: TestClient, document_id: str, version_id: str) -> dict[str, Any] | None:

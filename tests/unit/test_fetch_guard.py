@@ -5,15 +5,15 @@ A real HTTP server on 127.0.0.1 plays the CMS (and the internal service it redir
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import pytest
 
 from shared.adapters.fetch import check_url, fetch, host_allowed
 from shared.errors import PermanentError
+from tests.services import serve_http
 
 
 class _Cms(BaseHTTPRequestHandler):
@@ -34,14 +34,8 @@ class _Cms(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def cms() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Cms)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serve_http(_Cms) as url:
+        yield url
 
 
 def refusal(url: str, allowed: list[str], *, resolve: bool = True) -> str:
