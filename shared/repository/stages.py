@@ -170,11 +170,17 @@ def other_live_lease(session: Session, document_id: uuid.UUID, version_id: uuid.
 
 
 def make_current(session: Session, version: DocumentVersion, owner: str) -> bool:
-    """Finalize: `upserting -> indexed`, the document points at it, the old one is superseded."""
+    """Finalize: `upserting -> indexed`, the document points at it, the old one is superseded.
+
+    The document is locked before the version, in the order registering a version takes them,
+    so the two never deadlock.
+    """
+    document = session.get(
+        Document, version.document_id, with_for_update=True, populate_existing=True
+    )
+    assert document is not None
     if not finish_stage(session, version.id, Status.UPSERTING, owner):
         return False
-    document = session.get(Document, version.document_id, with_for_update=True)
-    assert document is not None
     previous = document.current_version_id
     if previous and previous != version.id:
         transition(

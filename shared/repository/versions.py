@@ -196,13 +196,21 @@ def register_version(session: Session, new: NewVersion) -> Registered:
 def supersede_in_flight(
     session: Session, document_id: uuid.UUID, *, keep: uuid.UUID | None, newer: Any = None
 ) -> list[uuid.UUID]:
-    """Mark every in-flight version of the document but `keep` superseded (last sent wins)."""
+    """Mark every in-flight version of the document but `keep` superseded (last sent wins).
+
+    The rows are locked as they are read: a task finishing a stage meanwhile would otherwise
+    change the status between this read and the conditional UPDATE, and its version would
+    escape (and could end indexed after the newer one). The task now waits, then finds its
+    version superseded. (SQLite has one writer at a time, and this transaction writes first.)
+    """
     rows = session.execute(
-        sa.select(DocumentVersion.id, DocumentVersion.status).where(
+        sa.select(DocumentVersion.id, DocumentVersion.status)
+        .where(
             DocumentVersion.document_id == document_id,
             DocumentVersion.status.in_([s.value for s in IN_FLIGHT]),
             DocumentVersion.id != keep if keep else sa.true(),
         )
+        .with_for_update()
     ).all()
     detail = f"version {newer.number} arrived" if newer is not None else "document removed"
     done = []

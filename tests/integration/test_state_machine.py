@@ -15,6 +15,7 @@ from shared import repository as repo
 from shared.db import engine_for
 from shared.models import DocumentVersion, Event, utcnow
 from shared.states import WORK_STAGES, Status
+from tests.workers import wait_for
 
 LEASE = timedelta(minutes=5)
 
@@ -171,3 +172,40 @@ def test_disallowed_transition_is_refused(factory: sessionmaker[Session]) -> Non
     version_id = register(factory, b"x").version_id
     with factory.begin() as session, pytest.raises(ValueError):
         repo.transition(session, version_id, Status.RECEIVED, Status.INDEXED)
+
+
+def test_a_stage_finishing_while_a_newer_version_registers_is_still_superseded(pg: str) -> None:
+    """v1 moves `converting -> chunking` in a transaction that commits only after v2's
+    registration has read v1's status: v1 must still end superseded (last sent wins)."""
+    factory = sessionmaker(engine_for(pg), expire_on_commit=False)
+    v1 = register(factory, b"# Knie\n\nVersie een.").version_id
+    assert advance(factory, v1, until=Status.CONVERTING)
+
+    stage = factory()  # the worker's finish, left open: it holds v1's row lock
+    assert repo.finish_stage(stage, v1, Status.CONVERTING, f"task-{Status.CONVERTING}")
+    registered: list[repo.Registered] = []
+    newer = threading.Thread(
+        target=lambda: registered.append(register(factory, b"# Knie\n\nVersie twee."))
+    )
+    newer.start()
+    try:
+        wait_for(lambda: _waiting_on_a_lock(pg), timeout=10, what="v2's registration to wait")
+    finally:
+        stage.commit()
+        stage.close()
+    newer.join(timeout=10)
+
+    assert registered and registered[0].superseded == [v1]
+    assert status_of(factory, v1) == Status.SUPERSEDED
+
+
+def _waiting_on_a_lock(pg: str) -> bool:
+    with engine_for(pg).connect() as connection:
+        return bool(
+            connection.scalar(
+                sa.text(
+                    "SELECT count(*) FROM pg_stat_activity "
+                    "WHERE datname = current_database() AND wait_event_type = 'Lock'"
+                )
+            )
+        )
