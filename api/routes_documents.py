@@ -29,7 +29,7 @@ from api.schemas import (
     VersionError,
     VersionOut,
 )
-from api.uploads import read_upload, safe_filename
+from api.uploads import check_text_upload, read_upload, safe_filename
 from shared import ingest
 from shared import repository as repo
 from shared.db import transaction
@@ -114,6 +114,7 @@ def upload(
     news: list[repo.NewVersion] = []
     for part in file:  # read and check every file before anything is stored
         content, media_type = read_upload(part, settings.max_upload_bytes)
+        check_text_upload(content, media_type)
         filename = safe_filename(part.filename)
         identity = (external_id or "").strip() or filename or ingest.sha256(content)[:16]
         news.append(

@@ -12,9 +12,13 @@ import unicodedata
 from fastapi import UploadFile
 
 from api.problems import ApiProblem
+from shared.errors import FrontMatterError, PermanentError
 from shared.pipeline.convert import detect_media_type
+from shared.pipeline.front_matter import front_matter
+from shared.pipeline.text import decode_text, normalise_newlines
 
 ACCEPTED_MEDIA_TYPES = frozenset({"text/markdown", "text/plain", "application/pdf"})
+TEXT_MEDIA_TYPES = frozenset({"text/markdown", "text/plain"})
 MAX_FILENAME_CHARS = 255
 
 
@@ -58,3 +62,26 @@ def read_upload(part: UploadFile, limit: int) -> tuple[bytes, str]:
             detected=media_type,
         )
     return content, media_type
+
+
+def check_front_matter(text: str) -> None:
+    """422 for front matter the worker would refuse (aliases, too large, too deep): the
+    editor hears it now rather than from a failed version later."""
+    if not text.lstrip("\ufeff").startswith("---"):
+        return
+    try:
+        front_matter(normalise_newlines(text.lstrip("\ufeff")))
+    except FrontMatterError as exc:
+        raise ApiProblem(422, exc.message, title="Front matter refused", code=exc.code) from None
+
+
+def check_text_upload(content: bytes, media_type: str) -> None:
+    """The front-matter check for a Markdown or text upload (undecodable text is left to the
+    worker, which fails the version with `undecodable_text`)."""
+    if media_type not in TEXT_MEDIA_TYPES:
+        return
+    try:
+        text, _ = decode_text(content)
+    except PermanentError:
+        return
+    check_front_matter(text)

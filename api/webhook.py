@@ -23,6 +23,7 @@ from starlette.concurrency import run_in_threadpool
 
 from api.problems import ApiProblem
 from api.schemas import CmsEvent, WebhookResult
+from api.uploads import check_front_matter
 from shared import ingest
 from shared import repository as repo
 from shared.adapters.fetch import check_url
@@ -184,6 +185,8 @@ def _handle(event: CmsEvent, delivery_id: str, state: Any) -> WebhookResult:
     content = page.body.encode("utf-8") if page.body is not None else b""
     if len(content) > state.settings.max_upload_bytes:
         raise ApiProblem(413, "The page body is larger than the upload limit.")
+    if page.body is not None:
+        check_front_matter(page.body)
     new = repo.NewVersion(
         source=CMS_SOURCE,
         external_id=page.id,

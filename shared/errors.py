@@ -27,3 +27,10 @@ class TransientError(IngestError):
 
     code = "transient_error"
     retryable = True
+
+
+class FrontMatterError(PermanentError):
+    """Front matter the service will not expand: YAML anchors and aliases (a "billion laughs"
+    of a few hundred bytes grows to billions of nodes), or a block too large or too deep."""
+
+    code = "front_matter_refused"

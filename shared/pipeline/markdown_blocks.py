@@ -6,29 +6,27 @@ and the chunker slices the source itself. Whatever the tagging misses (it should
 nothing) is still kept: every non-blank gap between tagged blocks becomes a text block.
 
 Offsets are into the *normalised* source: BOM stripped, CRLF and CR turned into LF
-(`normalise`). Front matter (`front_matter`) is YAML between `---` lines at the very top.
+(`normalise`). Front matter is parsed in `shared.pipeline.front_matter`.
 """
 
 from __future__ import annotations
 
-import datetime as dt
 import re
 from dataclasses import dataclass
 from typing import Any
 
 import mistune
-import yaml
 from mistune.block_parser import BlockParser
 from mistune.core import BlockState
 from mistune.plugins.table import table as table_plugin
 
-_FRONT_MATTER = re.compile(r"\A---[ \t]*\n(?P<yaml>(?:.*?\n)??)(?:---|\.\.\.)[ \t]*(?:\n|\Z)", re.S)
+from shared.pipeline.front_matter import front_matter as front_matter  # its home since the move
+
 _ADMONITION_OPEN = (
     r"^ {0,3}(?P<adm_colons>:{3,})[ \t]*(?P<adm_name>[A-Za-z][\w-]*)(?P<adm_title>[^\n]*)$"
 )
 _CONTAINER_OPEN = re.compile(r"^ {0,3}(:{3,})[ \t]*[A-Za-z]")
 _CONTAINER_CLOSE = re.compile(r"^ {0,3}(:{3,})[ \t]*$")
-_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when built with it
 # Lines that may open what chunk metadata reports inside a container (code, quote, list;
 # with all rules also tables and admonitions). Supersets: a false hit only costs a parse.
 _NESTED_TRIGGER = re.compile(
@@ -45,41 +43,6 @@ def normalise(text: str) -> str:
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
     return text
-
-
-def _jsonable(value: Any) -> Any:
-    """YAML gives dates and other objects; chunk metadata must survive JSON."""
-    if isinstance(value, dict):
-        return {str(key): _jsonable(item) for key, item in value.items()}
-    if isinstance(value, list | tuple | set):
-        return [_jsonable(item) for item in value]
-    if isinstance(value, dt.date | dt.datetime | dt.time):
-        return value.isoformat()
-    if value is None or isinstance(value, str | int | float | bool):
-        return value
-    return str(value)
-
-
-def front_matter(source: str) -> tuple[dict[str, Any], int]:
-    """Front matter of a normalised source as a dict, and the offset where the body starts.
-
-    Only a block closed by `---` (or `...`) counts: an unclosed `---` at the top is Markdown
-    (a thematic break). YAML that does not parse to a mapping is kept under `front_matter`
-    as raw text rather than lost or shown as content.
-    """
-    match = _FRONT_MATTER.match(source)
-    if not match:
-        return {}, 0
-    raw = match.group("yaml") or ""
-    try:
-        data = yaml.load(raw, Loader=_YAML_LOADER) if raw.strip() else {}
-    except yaml.YAMLError:
-        data = None
-    if data is None and raw.strip():
-        return {"front_matter": raw}, match.end()
-    if not isinstance(data, dict):
-        data = {} if data is None else {"front_matter": raw}
-    return _jsonable(data), match.end()
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,83 @@
+"""Front matter is parsed defensively: YAML aliases, oversized and deeply nested blocks are
+refused before anything is built from them, and a `---` block that is not a YAML mapping is
+Markdown, not metadata (issue 14 item 6)."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from shared.errors import FrontMatterError, PermanentError
+from shared.pipeline.chunk import chunk_markdown
+from shared.pipeline.front_matter import MAX_BYTES, MAX_DEPTH, front_matter
+
+
+def billion_laughs() -> str:
+    """The probe's 500-byte bomb: ten levels of nine aliases each (~9^10 nodes expanded)."""
+    lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x]"]
+    for level in range(1, 10):
+        lines.append(f"a{level}: &a{level} [" + ", ".join([f"*a{level - 1}"] * 9) + "]")
+    return "---\n" + "\n".join(lines) + "\n---\n# Knie\n\nTekst.\n"
+
+
+def refusal(source: str) -> FrontMatterError:
+    started = time.monotonic()
+    with pytest.raises(FrontMatterError) as caught:
+        front_matter(source)
+    assert time.monotonic() - started < 1.0
+    assert isinstance(caught.value, PermanentError) and not caught.value.retryable
+    assert caught.value.code == "front_matter_refused"
+    return caught.value
+
+
+def test_the_billion_laughs_is_refused_at_once() -> None:
+    bomb = billion_laughs()
+    assert len(bomb.encode()) < 600
+    assert "anchors and aliases" in refusal(bomb).message
+    with pytest.raises(FrontMatterError):
+        chunk_markdown(bomb)  # the worker's path: the chunk stage fails the version
+
+
+def test_a_single_alias_is_refused_too() -> None:
+    assert "&base" in refusal("---\nbase: &base {a: 1}\nother: *base\n---\ntext\n").message
+
+
+def test_oversized_and_deeply_nested_front_matter_is_refused() -> None:
+    big = "---\n" + "".join(f"key{n}: {'x' * 60}\n" for n in range(MAX_BYTES // 60)) + "---\n"
+    assert "KB" in refusal(big).message
+    deep = "---\nkey: " + "[" * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1) + "\n---\n"
+    assert "levels deep" in refusal(deep).message
+    very_deep = "---\n" + "[" * 30_000 + "]" * 30_000 + "\n---\n"  # no RecursionError either
+    refusal(very_deep)
+    fine = "---\nkey: " + "[" * (MAX_DEPTH - 1) + "]" * (MAX_DEPTH - 1) + "\n---\n"
+    assert list(front_matter(fine)[0]) == ["key"]  # the mapping is a level of its own
+
+
+def test_a_mapping_is_metadata() -> None:
+    source = "---\ntitle: Knie\ndate: 2024-05-01\n---\n# Knie\n"
+    assert front_matter(source) == ({"title": "Knie", "date": "2024-05-01"}, source.index("# Knie"))
+    assert front_matter("---\n---\nBody\n") == ({}, 8)  # empty front matter is still one
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "---\nKnieoperatie\n---\n\nTekst.\n",  # a setext heading under a thematic break
+        "---\n- een\n- twee\n---\n",  # a list, not a mapping
+        "---\n*Let op:* neem uw pas mee\n---\n",  # emphasis, not an alias: not YAML at all
+        "---\ntitle: [unclosed\n---\n",  # broken YAML
+        "---\n# Kop\n---\n",  # only a YAML comment: a heading in Markdown
+    ],
+)
+def test_a_block_that_is_not_a_mapping_is_markdown(source: str) -> None:
+    assert front_matter(source) == ({}, 0)
+    chunks = chunk_markdown(source)
+    assert chunks and chunks[0].char_start == 0 and chunks[0].metadata == {}
+    assert chunks[0].text.startswith("---\n")
+
+
+def test_a_setext_heading_in_dashes_stays_a_heading() -> None:
+    (chunk,) = chunk_markdown("---\nKnieoperatie\n---\n\nNeem uw pas mee.\n")
+    assert chunk.kinds == ["text", "heading"] and chunk.metadata == {}  # break, heading, text
+    assert "Knieoperatie" in chunk.text
