@@ -4,6 +4,11 @@ A signed webhook is trusted to name pages, not to make the worker reach into the
 network: a URL must name an allowed host (`CONTENT_FETCH_ALLOWED_HOSTS`), and a host not named
 there explicitly must resolve to public addresses only (no loopback, private, link-local or
 cloud-metadata address). Every redirect is checked the same way.
+
+The connection goes to the very address that was checked (`PinnedTransport`): the host is
+resolved once per request, the addresses judged, and the request sent to that IP with the
+original `Host` header and TLS server name. Otherwise a host that answers a public address
+to the check and 127.0.0.1 to the connect (DNS rebinding) would reach internal pages.
 """
 
 from __future__ import annotations
@@ -11,7 +16,7 @@ from __future__ import annotations
 import ipaddress
 import socket
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from urllib.parse import urlsplit
 
 import httpx
@@ -19,6 +24,20 @@ import httpx
 from shared.errors import PermanentError, TransientError
 
 REFUSED = "fetch_refused"
+Address = ipaddress.IPv4Address | ipaddress.IPv6Address
+#: host -> its addresses (as text); `system_resolver` by default, a stand-in in tests.
+Resolver = Callable[[str], list[str]]
+
+
+def system_resolver(host: str) -> list[str]:
+    """The host's addresses from the operating system's resolver."""
+    try:
+        found = socket.getaddrinfo(host, None, proto=socket.IPPROTO_TCP)
+    except socket.gaierror as exc:
+        raise TransientError(
+            f"The host {host} could not be resolved: {exc}.", code="fetch_unavailable"
+        ) from exc
+    return [str(info[4][0]).split("%")[0] for info in found]
 
 
 def host_allowed(host: str, allowed_hosts: Sequence[str]) -> bool:
@@ -37,6 +56,15 @@ def check_url(url: str, allowed_hosts: Sequence[str], *, resolve: bool = True) -
     must be public; without it (the API, which answers at once) only literal addresses and
     `localhost` are judged, and the worker checks again before it downloads.
     """
+    host, _ = checked_addresses(url, allowed_hosts, system_resolver if resolve else None)
+    return host
+
+
+def checked_addresses(
+    url: str, allowed_hosts: Sequence[str], resolver: Resolver | None
+) -> tuple[str, list[Address]]:
+    """The URL's host and the addresses it may be reached at (all public unless the host is
+    listed), or `fetch_refused`. Without a resolver a name gives no addresses."""
     parts = urlsplit(url)
     if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
         raise PermanentError(f"The page address {url!r} is not an http or https URL.", code=REFUSED)
@@ -48,46 +76,65 @@ def check_url(url: str, allowed_hosts: Sequence[str], *, resolve: bool = True) -
             "send the Markdown in page.body or ask the operators to allow the host.",
             code=REFUSED,
         )
+    addresses = _addresses(host, resolver)
     if listed:
-        return host  # named explicitly by the operators: an intranet CMS is fine
-    for address in _addresses(host, resolve=resolve):
+        return host, addresses  # named explicitly by the operators: an intranet CMS is fine
+    for address in addresses:
         if not address.is_global:
             raise PermanentError(
                 f"The page address {url} points into a private network ({address}); only "
                 "hosts listed in CONTENT_FETCH_ALLOWED_HOSTS may be internal.",
                 code=REFUSED,
             )
-    return host
+    return host, addresses
 
 
-def _addresses(host: str, *, resolve: bool) -> list[ipaddress.IPv4Address | ipaddress.IPv6Address]:
+def _addresses(host: str, resolver: Resolver | None) -> list[Address]:
     try:
         return [ipaddress.ip_address(host)]
     except ValueError:
         pass
     if host.lower().rstrip(".") == "localhost" or host.lower().endswith(".localhost"):
         return [ipaddress.ip_address("127.0.0.1")]
-    if not resolve:
+    if resolver is None:
         return []
-    try:
-        found = socket.getaddrinfo(host, None, proto=socket.IPPROTO_TCP)
-    except socket.gaierror as exc:
-        raise TransientError(
-            f"The host {host} could not be resolved: {exc}.", code="fetch_unavailable"
-        ) from exc
-    return [ipaddress.ip_address(str(info[4][0]).split("%")[0]) for info in found]
+    return [ipaddress.ip_address(address) for address in resolver(host)]
 
 
-def fetch(url: str, *, max_bytes: int, timeout: float, allowed_hosts: Sequence[str] = ()) -> bytes:
+class PinnedTransport(httpx.HTTPTransport):
+    """Checks every request's URL (the first and each redirect), then connects to the address
+    it checked: one lookup per request, so the check and the connection cannot disagree."""
+
+    def __init__(self, allowed_hosts: Sequence[str], resolver: Resolver) -> None:
+        super().__init__()
+        self.allowed_hosts = allowed_hosts
+        self.resolver = resolver
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        host, addresses = checked_addresses(str(request.url), self.allowed_hosts, self.resolver)
+        if not addresses:
+            raise TransientError(f"The host {host} has no address.", code="fetch_unavailable")
+        pinned = httpx.Request(
+            request.method,
+            request.url.copy_with(host=str(addresses[0])),
+            headers=request.headers,  # `Host` stays the name the URL gave
+            stream=request.stream,
+            extensions={**request.extensions, "sni_hostname": host},
+        )
+        return super().handle_request(pinned)
+
+
+def fetch(
+    url: str,
+    *,
+    max_bytes: int,
+    timeout: float,
+    allowed_hosts: Sequence[str] = (),
+    resolver: Resolver = system_resolver,
+) -> bytes:
     """The bytes at `url`; a 4xx, an oversized page or a refused address is permanent, the
     rest is retried."""
-    check_url(url, allowed_hosts)
-    first = httpx.URL(url)
-
-    def check_redirect(request: httpx.Request) -> None:
-        if request.url != first:  # the first request was checked above
-            check_url(str(request.url), allowed_hosts)
-
+    checked_addresses(url, allowed_hosts, None)  # a bad scheme or host: refused before a lookup
     deadline = time.monotonic() + timeout
     try:
         with (
@@ -95,7 +142,7 @@ def fetch(url: str, *, max_bytes: int, timeout: float, allowed_hosts: Sequence[s
                 timeout=timeout,
                 follow_redirects=True,
                 max_redirects=5,
-                event_hooks={"request": [check_redirect]},
+                transport=PinnedTransport(allowed_hosts, resolver),
             ) as client,
             client.stream("GET", url) as response,
         ):

@@ -1,18 +1,25 @@
 """The content_url guard: a signed webhook may name pages, not reach into the network.
 
 A real HTTP server on 127.0.0.1 plays the CMS (and the internal service it redirects to).
+DNS answers come from a stand-in resolver (a rebinding DNS server is the edge simulated).
 """
 
 from __future__ import annotations
 
+import contextlib
+import datetime
+import socket
+import ssl
+import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler
-from typing import Any
+from pathlib import Path
+from typing import Any, ClassVar
 
 import pytest
 
 from shared.adapters.fetch import check_url, fetch, host_allowed
-from shared.errors import PermanentError
+from shared.errors import PermanentError, TransientError
 from tests.services import serve_http
 
 
@@ -98,3 +105,150 @@ def test_a_redirect_into_the_network_is_refused(cms: str) -> None:
         fetch(cms + "/moved", max_bytes=10_000, timeout=5, allowed_hosts=["127.0.0.1"])
     assert caught.value.code == "fetch_refused"
     assert "localhost" in caught.value.message or "127.0.0.1" in caught.value.message
+
+
+# --- DNS rebinding: the connection goes to the address that was checked ------------------
+
+
+class _Internal(BaseHTTPRequestHandler):
+    """An internal service on 127.0.0.1; records every request it answers."""
+
+    seen: ClassVar[list[tuple[str, str]]] = []
+
+    def do_GET(self) -> None:
+        type(self).seen.append((self.path, self.headers.get("Host", "")))
+        port = self.server.server_address[1]
+        if self.path == "/moved":  # a relative redirect, then one to another name
+            self.send_response(302)
+            self.send_header("Location", "/p/2")
+            self.end_headers()
+            return
+        if self.path == "/p/2":
+            self.send_response(302)
+            self.send_header("Location", f"http://elsewhere.example:{port}/secret")
+            self.end_headers()
+            return
+        self.send_response(200)
+        self.end_headers()
+        self.wfile.write(b"internal secret " + self.headers.get("Host", "").encode())
+
+    def log_message(self, *_: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def internal() -> Iterator[str]:
+    _Internal.seen = []
+    with serve_http(_Internal) as url:
+        yield url
+
+
+def test_a_host_that_rebinds_to_loopback_is_never_connected_to(
+    internal: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The operating system's resolver answers a public address to the first lookup and
+    127.0.0.1 to every later one (a rebinding DNS server)."""
+    port = internal.rsplit(":", 1)[1]
+    real = socket.getaddrinfo
+    lookups: list[str] = []
+
+    def rebinding(host: Any, *args: Any, **kwargs: Any) -> Any:
+        if host != "cms.rebind.example":
+            return real(host, *args, **kwargs)
+        lookups.append(host)
+        address = "93.184.216.34" if len(lookups) == 1 else "127.0.0.1"
+        return real(address, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", rebinding)
+    with pytest.raises(TransientError) as caught:  # the checked public address: nobody there
+        fetch(f"http://cms.rebind.example:{port}/secret", max_bytes=10_000, timeout=5)
+    assert caught.value.code == "fetch_unavailable"
+    assert _Internal.seen == [] and lookups == ["cms.rebind.example"]
+
+
+def test_the_pinned_address_gets_the_original_host_header_on_every_redirect(
+    internal: str,
+) -> None:
+    port = int(internal.rsplit(":", 1)[1])
+    answers = {"cms.ziekenhuis.example": ["127.0.0.1"], "elsewhere.example": ["10.0.0.8"]}
+    lookups: list[str] = []
+
+    def resolver(host: str) -> list[str]:
+        lookups.append(host)
+        return answers[host]
+
+    allowed = ["cms.ziekenhuis.example"]
+    url = f"http://cms.ziekenhuis.example:{port}"
+    options: dict[str, Any] = {"max_bytes": 10_000, "timeout": 5, "resolver": resolver}
+    body = fetch(url + "/p/1", allowed_hosts=allowed, **options)
+    assert body == f"internal secret cms.ziekenhuis.example:{port}".encode()
+    with pytest.raises(PermanentError) as caught:  # /moved -> /p/2 -> elsewhere.example
+        fetch(url + "/moved", allowed_hosts=allowed, **options)
+    assert "elsewhere.example" in caught.value.message
+    hosts = [host for _, host in _Internal.seen]
+    assert hosts == [f"cms.ziekenhuis.example:{port}"] * 3  # /p/1, /moved, /p/2
+    assert lookups == ["cms.ziekenhuis.example"] * 3  # once per request, redirects included
+    with pytest.raises(PermanentError):  # public names only, unless listed
+        fetch(url + "/p/1", **options)
+
+
+def test_tls_to_the_pinned_address_names_the_host(tmp_path: Path) -> None:
+    """Connected to the IP, the TLS handshake still says the host's name (SNI)."""
+    names: list[str | None] = []
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(*self_signed(tmp_path, "cms.ziekenhuis.example"))
+    context.sni_callback = lambda _sock, name, _ctx: names.append(name)  # type: ignore[assignment,return-value]
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        port = listener.getsockname()[1]
+        server = threading.Thread(target=_handshake_once, args=(listener, context), daemon=True)
+        server.start()
+        with pytest.raises(TransientError) as caught:  # our certificate is nobody's CA's
+            fetch(
+                f"https://cms.ziekenhuis.example:{port}/p/1",
+                max_bytes=10_000,
+                timeout=5,
+                allowed_hosts=["cms.ziekenhuis.example"],
+                resolver=lambda host: ["127.0.0.1"],
+            )
+        server.join(timeout=5)
+    assert names == ["cms.ziekenhuis.example"]
+    assert "CERTIFICATE_VERIFY_FAILED" in caught.value.message
+
+
+def _handshake_once(listener: socket.socket, context: ssl.SSLContext) -> None:
+    connection, _ = listener.accept()
+    with contextlib.suppress(ssl.SSLError, OSError), connection:
+        context.wrap_socket(connection, server_side=True).close()
+
+
+def self_signed(folder: Path, name: str) -> tuple[str, str]:
+    """A throw-away certificate and key for `name` (PEM files in `folder`)."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)])
+    now = datetime.datetime.now(datetime.UTC)
+    certificate = (
+        x509.CertificateBuilder()
+        .subject_name(subject)
+        .issuer_name(subject)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(hours=1))
+        .add_extension(x509.SubjectAlternativeName([x509.DNSName(name)]), critical=False)
+        .sign(key, hashes.SHA256())
+    )
+    cert_file, key_file = folder / "cert.pem", folder / "key.pem"
+    cert_file.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
+    key_file.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    return str(cert_file), str(key_file)
