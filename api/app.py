@@ -14,6 +14,7 @@ from fastapi.openapi.utils import get_openapi
 
 from api import health, metrics, problems, routes_documents, web, webhook
 from api.auth import parse_keys
+from api.replay import SignatureMemory
 from api.schemas import CmsEvent
 from shared.settings import Settings, get_settings
 
@@ -49,6 +50,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.api_keys = parse_keys(settings.api_keys)
     app.state.enqueue = enqueue_version
     app.state.enqueue_delete = enqueue_delete
+    app.state.signature_memory = SignatureMemory(
+        settings.redis_url, settings.webhook_tolerance_seconds
+    )
     registry, http_metrics = metrics.new_registry()
     app.state.metrics_registry = registry
 

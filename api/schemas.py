@@ -185,11 +185,12 @@ class CmsPage(BaseModel):
 
 class CmsEvent(BaseModel):
     """`POST /v1/webhooks/cms` body. `publish`/`update` need `page.body`; `unpublish`/`delete`
-    need only `page.id`. The delivery id is `X-Delivery-Id`, else this `id`."""
+    need only `page.id`. `id` is the delivery id (required): it is covered by the signature,
+    so a replayed request cannot pass for a new delivery."""
 
     model_config = ConfigDict(extra="ignore")
 
-    id: str | None = Field(default=None, max_length=200)
+    id: str | None = Field(default=None, max_length=200, description="The delivery id.")
     event: Literal["publish", "update", "unpublish", "delete"]
     page: CmsPage
 

@@ -3,9 +3,11 @@
 Signature header `X-Signature: t=<unix seconds>,v1=<hex>[,v1=<hex>...]`, where each `v1` is
 HMAC-SHA256(secret, "<t>.<raw body>"). Several `v1` values are allowed so the CMS can sign
 with the old and the new secret during a rotation. The timestamp must be within
-`webhook_tolerance_seconds` of now (either way), which bounds replays; the delivery id
-(`X-Delivery-Id`, else the body's `id`) is recorded with the version in one transaction, so a
-retried delivery changes nothing.
+`webhook_tolerance_seconds` of now (either way). Replays are refused twice over: the
+delivery id comes only from what is signed (the body's `id`; an `X-Delivery-Id` header is
+ignored) and is recorded with the version in one transaction, so a retried delivery changes
+nothing; and each accepted signature is remembered for the time it could be valid
+(`api.replay`), so the same signed request is never applied twice.
 """
 
 from __future__ import annotations
@@ -58,8 +60,9 @@ def parse_signature(header: str) -> tuple[int, list[str]]:
     return timestamp, signatures
 
 
-def verify(secret: str, header: str | None, body: bytes, tolerance: int, now: float) -> None:
-    """Raise a 401 problem unless `header` signs `body` with `secret` at a fresh timestamp."""
+def verify(secret: str, header: str | None, body: bytes, tolerance: int, now: float) -> str:
+    """The signature that matched, or a 401 problem unless `header` signs `body` with `secret`
+    at a fresh timestamp."""
     if not header:
         raise _unauthorized("The X-Signature header is missing.")
     try:
@@ -74,6 +77,7 @@ def verify(secret: str, header: str | None, body: bytes, tolerance: int, now: fl
         matched |= hmac.compare_digest(expected, candidate.encode())
     if not matched:
         raise _unauthorized("The signature does not match the body.")
+    return expected.decode()
 
 
 def _unauthorized(detail: str) -> ApiProblem:
@@ -115,7 +119,6 @@ EVENT_BODY = {
 async def cms_webhook(
     request: Request,
     x_signature: Annotated[str | None, Header()] = None,
-    x_delivery_id: Annotated[str | None, Header()] = None,
 ) -> Any:
     """Verify the signature on the raw body first; only then parse and act on the event."""
     settings = request.app.state.settings
@@ -126,7 +129,7 @@ async def cms_webhook(
             title="Webhook not configured",
         )
     body = await _read_limited(request, MAX_BODY_BYTES)
-    verify(
+    signature = verify(
         settings.cms_webhook_secret.get_secret_value(),
         x_signature,
         body,
@@ -134,10 +137,18 @@ async def cms_webhook(
         time.time(),
     )
     event = _parse_event(body)
-    delivery_id = (x_delivery_id or event.id or "").strip()
-    if not delivery_id or len(delivery_id) > 200:
-        raise ApiProblem(422, "A delivery id is required (X-Delivery-Id header or the event's id).")
-    result = await run_in_threadpool(_handle, event, delivery_id, request.app.state)
+    delivery_id = (event.id or "").strip()
+    if not delivery_id:
+        raise ApiProblem(422, "A delivery id is required: the event's `id` (it is signed).")
+    memory = request.app.state.signature_memory
+    if not await run_in_threadpool(memory.claim, signature):  # this very request, replayed
+        result = WebhookResult(delivery_id=delivery_id, event=event.event, duplicate=True)
+        return JSONResponse(result.model_dump(mode="json"), status_code=200)
+    try:
+        result = await run_in_threadpool(_handle, event, delivery_id, request.app.state)
+    except BaseException:
+        await run_in_threadpool(memory.forget, signature)
+        raise
     status_code = 200 if result.duplicate else 202
     return JSONResponse(result.model_dump(mode="json"), status_code=status_code)
 
