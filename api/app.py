@@ -14,6 +14,7 @@ from fastapi.openapi.utils import get_openapi
 
 from api import health, metrics, problems, routes_documents, web, webhook
 from api.auth import parse_keys
+from api.middleware import KeyBeforeBody, SecurityHeaders
 from api.replay import SignatureMemory
 from api.schemas import CmsEvent
 from shared.settings import Settings, get_settings
@@ -72,7 +73,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     app.include_router(webhook.router)
     web.install(app, settings.max_upload_bytes)  # the content team's page at `/`
+    app.add_middleware(KeyBeforeBody)  # 401 before an anonymous upload's body is read
     app.add_middleware(metrics.HttpMetricsMiddleware, metrics=http_metrics)
+    app.add_middleware(SecurityHeaders)  # outermost: every response, refusals included
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
     return app
 

@@ -4,12 +4,14 @@ re-ingest. Thin: validate, call `shared.ingest` / `shared.repository`, answer.""
 from __future__ import annotations
 
 import json
+import re
 import uuid
 from datetime import datetime
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, File, Form, Query, Request, UploadFile
 from fastapi.responses import JSONResponse
+from pydantic import BeforeValidator
 
 from api.auth import require_key
 from api.problems import ApiProblem
@@ -34,11 +36,14 @@ from shared import ingest
 from shared import repository as repo
 from shared.db import transaction
 from shared.models import Document
+from shared.urls import require_safe_url
 
 UPLOAD_SOURCE = "upload"
 MAX_FILES = 20
 #: Postgres text cannot hold NUL: such a filter is a 422, not a database error.
 NO_NUL = r"^[^\x00]*$"
+MAX_METADATA_DEPTH = 20
+NUMBER = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
 
 router = APIRouter(prefix="/v1/documents", tags=["documents"])
 Caller = Annotated[str, Depends(require_key)]
@@ -72,8 +77,38 @@ def _parse_metadata(raw: str | None) -> dict[str, Any]:
         value = json.loads(raw)
     except json.JSONDecodeError as exc:
         raise ApiProblem(422, f"metadata is not valid JSON: {exc}") from None
+    except RecursionError:  # nested beyond Python's stack
+        raise _too_deep() from None
     if not isinstance(value, dict):
         raise ApiProblem(422, "metadata must be a JSON object.")
+    if json_depth(value) > MAX_METADATA_DEPTH:
+        raise _too_deep()
+    return value
+
+
+def _too_deep() -> ApiProblem:
+    return ApiProblem(422, f"metadata nests deeper than {MAX_METADATA_DEPTH} levels; flatten it.")
+
+
+def json_depth(value: Any) -> int:
+    """How deeply objects and arrays nest in `value` (without recursion)."""
+    deepest, pending = 0, [(value, 1)]
+    while pending:
+        item, depth = pending.pop()
+        if isinstance(item, dict | list):
+            deepest = max(deepest, depth)
+            pending.extend((child, depth + 1) for child in _children(item))
+    return deepest
+
+
+def _children(item: dict[str, Any] | list[Any]) -> list[Any]:
+    return list(item.values()) if isinstance(item, dict) else item
+
+
+def _date_time_only(value: object) -> object:
+    """The schema says date-time; pydantic alone would also read `0.5` as seconds since 1970."""
+    if isinstance(value, str) and NUMBER.fullmatch(value.strip()):
+        raise ValueError("must be an ISO 8601 date-time such as 2026-01-31T12:00:00Z")
     return value
 
 
@@ -98,7 +133,16 @@ def upload(
     source_url: Annotated[str | None, Form(max_length=2000)] = None,
     language: Annotated[str | None, Form(max_length=35)] = None,
     tags: Annotated[list[str] | None, Form(description="Comma-separated or repeated.")] = None,
-    metadata: Annotated[str | None, Form(description="A JSON object.")] = None,
+    metadata: Annotated[
+        str | None,
+        Form(
+            description='A JSON object, e.g. `{"department": "orthopedie"}`.',
+            json_schema_extra={
+                "contentMediaType": "application/json",
+                "contentSchema": {"type": "object"},
+            },
+        ),
+    ] = None,
 ) -> JSONResponse:
     """Answers 202 only once every file's bytes and version row are committed."""
     settings = request.app.state.settings
@@ -109,6 +153,10 @@ def upload(
     if external_id is not None and len(file) > 1:
         raise ApiProblem(422, "external_id can only be given with a single file.")
     extra = _parse_metadata(metadata)
+    try:
+        source_url = require_safe_url(source_url, "source_url")
+    except ValueError as exc:
+        raise ApiProblem(422, str(exc)) from None
     tag_list = _parse_tags(tags or [])
 
     news: list[repo.NewVersion] = []
@@ -189,7 +237,9 @@ def list_documents(
     caller: Caller,
     status: Annotated[DocumentStatus | None, Query()] = None,
     source: Annotated[str | None, Query(max_length=64, pattern=NO_NUL)] = None,
-    updated_since: Annotated[datetime | None, Query()] = None,
+    updated_since: Annotated[
+        datetime | None, Query(), BeforeValidator(_date_time_only)
+    ] = None,
     q: Annotated[
         str | None,
         Query(
@@ -231,6 +281,12 @@ def list_sources(caller: Caller) -> SourceList:
     with transaction() as session:
         found = repo.document_sources(session)
     return SourceList(items=[SourceCount(source=s, documents=n) for s, n in found])
+
+
+@router.delete("/sources", include_in_schema=False)
+def sources_are_read_only() -> None:
+    """Without this, `DELETE /{document_id}` takes "sources" for an id and answers 422."""
+    raise ApiProblem(405, "The list of sources can only be read.", headers={"Allow": "GET"})
 
 
 @router.get(

@@ -6,7 +6,9 @@ import uuid
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from shared.urls import require_safe_url
 
 DocumentStatus = Literal[
     "received",
@@ -181,6 +183,11 @@ class CmsPage(BaseModel):
     tags: list[str] = Field(default_factory=list, max_length=100)
     body: str | None = None
     content_url: str | None = Field(default=None, max_length=2000)
+
+    @field_validator("url")
+    @classmethod
+    def _http_url(cls, value: str | None) -> str | None:
+        return require_safe_url(value, "page.url")
 
 
 class CmsEvent(BaseModel):

@@ -7,6 +7,7 @@ written into the page so that a file over it is refused before its bytes are sen
 
 from __future__ import annotations
 
+import os
 from functools import lru_cache
 from pathlib import Path
 
@@ -47,4 +48,14 @@ def install(app: FastAPI, max_upload_bytes: int) -> None:
     def index() -> HTMLResponse:
         return HTMLResponse(page, headers=SECURITY_HEADERS)
 
-    app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
+    app.mount("/static", PageAssets(directory=STATIC_DIR), name="static")
+
+
+class PageAssets(StaticFiles):
+    """The page's scripts and styles. The page itself is served only at `/`, with its
+    security headers: a copy at `/static/index.html` could be framed or run without them."""
+
+    def lookup_path(self, path: str) -> tuple[str, os.stat_result | None]:
+        if path.lower().endswith((".html", ".htm")):
+            return "", None
+        return super().lookup_path(path)

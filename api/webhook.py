@@ -89,6 +89,8 @@ def _parse_event(body: bytes) -> CmsEvent:
         payload: Any = json.loads(body)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ApiProblem(422, f"The body is not valid JSON: {exc}") from None
+    except RecursionError:
+        raise ApiProblem(422, "The body nests JSON too deeply to be an event.") from None
     try:
         return CmsEvent.model_validate(payload)
     except ValidationError as exc:

@@ -23,7 +23,7 @@ const DocumentView = (() => {
       ...fact("Source", d.source),
       ...fact("Identifier", d.external_id),
       ...fact("Source URL", d.source_url
-        ? el("a", { href: d.source_url, rel: "noopener noreferrer", target: "_blank" }, d.source_url)
+        ? el("a", { href: Ui.safeHref(d.source_url), rel: "noopener noreferrer", target: "_blank" }, d.source_url)
         : el("span", { class: "muted" }, "\u2014")),
       ...fact("Language", d.language || el("span", { class: "muted" }, "\u2014")),
       ...fact("Tags", d.tags.length ? d.tags.join(", ") : el("span", { class: "muted" }, "\u2014")),

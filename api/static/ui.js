@@ -47,6 +47,16 @@ const Ui = (() => {
     return node;
   }
 
+  // An href only for http(s) addresses: a javascript: or data: URL stays text, never a link.
+  function safeHref(url) {
+    try {
+      const parsed = new URL(url);
+      return parsed.protocol === "http:" || parsed.protocol === "https:" ? parsed.href : null;
+    } catch {
+      return null;
+    }
+  }
+
   function badge(status) {
     return el("span", { class: `badge badge-${badgeKind(status)}`, "data-status": status }, status);
   }
@@ -107,6 +117,6 @@ const Ui = (() => {
 
   return {
     IN_FLIGHT, STATUS_WORDS, STATUSES, el, badge, time, ago, duration, number, announce,
-    setMessage,
+    setMessage, safeHref,
   };
 })();

@@ -27,6 +27,7 @@ from shared.pipeline.chunk import Chunk
 from shared.pipeline.convert import Converted
 from shared.pipeline.embed import Embedder, embedding_input, make_embedder
 from shared.settings import Settings
+from shared.urls import safe_url
 
 POINT_NAMESPACE = uuid.UUID("6f1d3c52-4a8e-5b7e-9c1a-2d0e8f4b7a10")
 _COLUMNS = {"index", "text", "token_count", "headings", "kinds", "char_start", "char_end"}
@@ -137,7 +138,7 @@ def payload(document: Document, version: DocumentVersion, chunk: ChunkRow) -> di
         "source": document.source,
         "external_id": document.external_id,
         "title": document.title or (version.conversion or {}).get("metadata", {}).get("title"),
-        "source_url": document.source_url,
+        "source_url": safe_url(document.source_url),  # the chatbot shows it as a link
         "language": document.language,
         "tags": list(document.tags or []),
     }

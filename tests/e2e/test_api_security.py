@@ -6,13 +6,17 @@ from __future__ import annotations
 
 import io
 import json
+import socket
 import time
+from typing import Any
 
 import pytest
 import sqlalchemy as sa
 from fastapi.testclient import TestClient
 
+from api.app import create_app
 from tests.e2e.api_support import cms_event, count, post_event, rows, signed_headers
+from tests.e2e.web_support import ServedApp
 from tests.unit.test_front_matter import billion_laughs
 
 pytestmark = pytest.mark.e2e
@@ -115,3 +119,129 @@ def test_the_delivery_id_comes_only_from_the_signed_body(anonymous: TestClient) 
         URL, content=body, headers={**signed_headers(body), "X-Delivery-Id": "unsigned"}
     )
     assert response.status_code == 422 and "signed" in response.json()["detail"]
+
+
+# --- 4. only http(s) URLs; the page only at `/` ---------------------------------------------
+
+UNSAFE_URLS = ["javascript:alert(document.domain)", "data:text/html,<script>x</script>", "ftp://a/b"]
+
+
+def test_source_urls_other_than_http_are_422(client: TestClient, pg: str) -> None:
+    for url in UNSAFE_URLS:
+        response = upload(client, b"# Knie\n", source_url=url)
+        assert response.status_code == 422, url
+        assert "http or https" in response.json()["detail"]
+    assert count(pg, "document_versions") == 0
+    fine = upload(client, b"# Knie\n", source_url="https://ziekenhuis.example/knie")
+    assert fine.status_code == 202
+
+
+def test_page_urls_other_than_http_are_422(anonymous: TestClient, pg: str) -> None:
+    for url in UNSAFE_URLS:
+        response = post_event(anonymous, cms_event("publish", "page-1", url=url))
+        assert response.status_code == 422, url
+        assert response.json()["errors"][0]["loc"][-1] == "url"
+    assert count(pg, "document_versions") == 0
+
+
+def test_the_page_is_served_only_at_the_root(anonymous: TestClient) -> None:
+    assert anonymous.get("/static/index.html").status_code == 404
+    assert anonymous.get("/static/INDEX.HTML").status_code == 404
+    page = anonymous.get("/")
+    assert page.status_code == 200
+    assert "frame-ancestors 'none'" in page.headers["content-security-policy"]
+    assert "script-src 'self'" in page.headers["content-security-policy"]
+    assert anonymous.get("/static/app.js").status_code == 200
+
+
+# --- 5. deep JSON ---------------------------------------------------------------------------
+
+
+def test_deeply_nested_json_is_422_not_500(client: TestClient, anonymous: TestClient) -> None:
+    deep = "[" * 100_000 + "]" * 100_000
+    event = json.dumps(cms_event("publish", "page-1"))[:-1] + f', "extra": {deep}}}'
+    body = event.encode()
+    response = anonymous.post(URL, content=body, headers=signed_headers(body))
+    assert response.status_code == 422, response.text
+    for metadata in ('{"a": ' + deep + "}", '{"a": ' + "[" * 30 + "]" * 30 + "}"):
+        response = upload(client, b"# Knie\n", metadata=metadata)
+        assert response.status_code == 422, response.text
+        assert "deeper" in response.json()["detail"]
+    ok = upload(client, b"# Knie\n", metadata='{"afdeling": {"naam": "orthopedie"}}')
+    assert ok.status_code == 202
+
+
+# --- 6. the key before the body -------------------------------------------------------------
+
+
+def test_an_upload_without_a_valid_key_is_refused_before_its_body(api_settings: Any) -> None:
+    """A real server: the request's head is sent, its body never; the 401 comes anyway."""
+    with ServedApp(create_app(api_settings)) as base_url:
+        host, port = base_url.removeprefix("http://").split(":")
+        for authorization in ("", "Authorization: Bearer wrong-key\r\n"):
+            head = (
+                "POST /v1/documents HTTP/1.1\r\n"
+                f"Host: {host}:{port}\r\n"
+                f"{authorization}"
+                "Content-Type: multipart/form-data; boundary=xyz\r\n"
+                f"Content-Length: {200 * 1024}\r\n\r\n"
+            )
+            with socket.create_connection((host, int(port)), timeout=5) as connection:
+                connection.sendall(head.encode())
+                answer = connection.recv(4096)  # times out if the server waits for the body
+            assert answer.startswith(b"HTTP/1.1 401"), answer[:200]
+            assert b"application/problem+json" in answer
+
+
+def test_the_early_check_accepts_what_the_routes_accept(client: TestClient) -> None:
+    assert client.get("/v1/documents").status_code == 200
+    assert client.post("/v1/documents/sources").status_code == 405  # routing runs as before
+
+
+# --- 9. security headers everywhere ---------------------------------------------------------
+
+
+def test_every_response_carries_the_security_headers(
+    client: TestClient, anonymous: TestClient
+) -> None:
+    responses = {
+        "healthz": anonymous.get("/healthz"),
+        "401": anonymous.get("/v1/documents"),
+        "404": client.get("/v1/documents/00000000-0000-0000-0000-000000000000"),
+        "list": client.get("/v1/documents"),
+        "asset": anonymous.get("/static/app.js"),
+        "page": anonymous.get("/"),
+        "openapi": anonymous.get("/openapi.json"),
+        "metrics": anonymous.get("/metrics"),
+    }
+    for name, response in responses.items():
+        headers = response.headers
+        assert headers["x-content-type-options"] == "nosniff", name
+        assert headers["x-frame-options"] == "DENY", name
+        assert headers["referrer-policy"] == "no-referrer", name
+        assert "frame-ancestors 'none'" in headers["content-security-policy"], name
+    assert responses["list"].headers["cache-control"] == "no-store"
+    assert responses["401"].headers["content-security-policy"].startswith("default-src 'none'")
+
+
+# --- 10. OpenAPI conformance ----------------------------------------------------------------
+
+
+def test_updated_since_is_a_date_time(client: TestClient) -> None:
+    for value in ("0.5", "1700000000", "1e3", "-1"):
+        response = client.get("/v1/documents", params={"updated_since": value})
+        assert response.status_code == 422, value
+    assert client.get("/v1/documents", params={"updated_since": "2026-01-31T12:00:00Z"}).is_success
+
+
+def test_the_metadata_field_is_described_as_a_json_object(anonymous: TestClient) -> None:
+    schemas = anonymous.get("/openapi.json").json()["components"]["schemas"]
+    metadata = schemas["Body_upload_v1_documents_post"]["properties"]["metadata"]
+    assert metadata["contentMediaType"] == "application/json"
+    assert metadata["contentSchema"] == {"type": "object"}
+
+
+def test_deleting_the_sources_list_is_405(client: TestClient) -> None:
+    response = client.delete("/v1/documents/sources")
+    assert response.status_code == 405 and response.headers["allow"] == "GET"
+    assert response.headers["content-type"].startswith("application/problem+json")

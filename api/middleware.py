@@ -1,0 +1,87 @@
+"""Two guards in front of every route, as plain ASGI middleware (no body buffering):
+
+- `KeyBeforeBody`: a request to a key-protected path (`/v1/...` but the signed webhook) with
+  no valid API key is answered 401 before a byte of its body is read, so an anonymous
+  client cannot make the API spool a large upload first. The route's own `require_key`
+  still runs (and checks the key's scopes); this only refuses earlier.
+- `SecurityHeaders`: the standard headers on every response (`nosniff`, no framing, no
+  referrer, no caching of API data); a header a route set itself (the page's CSP) is kept.
+"""
+
+from __future__ import annotations
+
+from starlette.requests import Request
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from api.auth import match_key
+from api.problems import problem
+
+PROTECTED_PREFIX = "/v1/"
+OPEN_PREFIXES = ("/v1/webhooks/",)  # the webhook is signed instead
+
+
+class KeyBeforeBody:
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or not _protected(scope["path"]) or scope["method"] == "OPTIONS":
+            await self.app(scope, receive, send)
+            return
+        request = Request(scope)
+        scheme, _, token = request.headers.get("authorization", "").partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            detail = "An API key is required: send `Authorization: Bearer <key>`."
+        elif match_key(scope["app"].state.api_keys, token.strip()) is None:
+            detail = "The API key is not valid."
+        else:
+            await self.app(scope, receive, send)
+            return
+        headers = {"WWW-Authenticate": 'Bearer realm="ingest"', "Connection": "close"}
+        await problem(request, 401, detail, headers=headers)(scope, receive, send)
+
+
+def _protected(path: str) -> bool:
+    return path.startswith(PROTECTED_PREFIX) and not path.startswith(OPEN_PREFIXES)
+
+
+SECURITY_HEADERS = (
+    (b"x-content-type-options", b"nosniff"),
+    (b"x-frame-options", b"DENY"),
+    (b"referrer-policy", b"no-referrer"),
+    (b"cross-origin-opener-policy", b"same-origin"),
+    (b"cross-origin-resource-policy", b"same-origin"),
+)
+#: Data answers run nothing and are framed by nobody; HTML (the page sets its own, stricter
+#: one; Swagger UI at /docs loads its own scripts) is only kept from being framed.
+DATA_CSP = b"default-src 'none'; frame-ancestors 'none'"
+FRAME_CSP = b"frame-ancestors 'none'"
+
+
+class SecurityHeaders:
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        api_data = scope["path"].startswith(PROTECTED_PREFIX)
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = list(message.get("headers", []))
+                present = {name.lower() for name, _ in headers}
+                for name, value in SECURITY_HEADERS:
+                    if name not in present:
+                        headers.append((name, value))
+                if b"content-security-policy" not in present:
+                    content_type = dict(headers).get(b"content-type", b"")
+                    html = content_type.startswith(b"text/html")
+                    headers.append((b"content-security-policy", FRAME_CSP if html else DATA_CSP))
+                if api_data and b"cache-control" not in present:
+                    headers.append((b"cache-control", b"no-store"))
+                message = {**message, "headers": headers}
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
