@@ -178,13 +178,18 @@ def test_an_upload_without_a_valid_key_is_refused_before_its_body(api_settings: 
     """A real server: the request's head is sent, its body never; the 401 comes anyway."""
     with ServedApp(create_app(api_settings)) as base_url:
         host, port = base_url.removeprefix("http://").split(":")
-        for authorization in ("", "Authorization: Bearer wrong-key\r\n"):
+        cases = [
+            (authorization, size)
+            for authorization in ("", "Authorization: Bearer wrong-key\r\n")
+            for size in (200 * 1024, 45 * 1024 * 1024)  # under and over the upload limit
+        ]
+        for authorization, size in cases:
             head = (
                 "POST /v1/documents HTTP/1.1\r\n"
                 f"Host: {host}:{port}\r\n"
                 f"{authorization}"
                 "Content-Type: multipart/form-data; boundary=xyz\r\n"
-                f"Content-Length: {200 * 1024}\r\n\r\n"
+                f"Content-Length: {size}\r\n\r\n"
             )
             with socket.create_connection((host, int(port)), timeout=5) as connection:
                 connection.sendall(head.encode())

@@ -161,7 +161,7 @@ def test_a_host_that_rebinds_to_loopback_is_never_connected_to(
 
     monkeypatch.setattr(socket, "getaddrinfo", rebinding)
     with pytest.raises(TransientError) as caught:  # the checked public address: nobody there
-        fetch(f"http://cms.rebind.example:{port}/secret", max_bytes=10_000, timeout=5)
+        fetch(f"http://cms.rebind.example:{port}/secret", max_bytes=10_000, timeout=2)
     assert caught.value.code == "fetch_unavailable"
     assert _Internal.seen == [] and lookups == ["cms.rebind.example"]
 
