@@ -199,6 +199,13 @@ def verify() -> None:
         f"current chunks: {report.expected}, points: {report.stored}, "
         f"missing points: {len(report.missing)}, orphan points: {len(report.orphans)}"
     )
+    if report.sparse_missing is None:
+        errors.print(
+            "[red]the collection has no sparse vectors (made before hybrid search): "
+            "run `ingest reindex` to build one that has them"
+        )
+    elif report.sparse_missing:
+        errors.print(f"[red]points without a sparse vector: {report.sparse_missing}")
     if not report.ok:
         raise typer.Exit(1)
     console.print("[green]ok: the index matches the database")
