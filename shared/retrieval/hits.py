@@ -6,6 +6,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from shared.retrieval.citations import citation
+from shared.retrieval.preview import passage
 from shared.retrieval.rerank import Ranked
 
 
@@ -22,8 +23,10 @@ class Hit:
     language: str | None
     tags: list[str]
     headings: list[str]
+    token_count: int
     text: str  # as embedded: may start with the previous chunk's overlap
     new_text: str  # the chunk's own text, without the overlap prefix
+    passage: str  # the sentence of `new_text` that matched the query best (previews)
     page_start: int | None
     page_end: int | None
     dense_score: float | None
@@ -49,9 +52,10 @@ def own_text(payload: dict[str, Any]) -> str:
     return text[offset : offset + int(end) - int(start)] or text
 
 
-def make_hit(item: Ranked, rank: int) -> Hit:
+def make_hit(item: Ranked, rank: int, query: str) -> Hit:
     data = item.candidate.payload
     cite = citation(data)
+    own = own_text(data)
     return Hit(
         rank=rank,
         point_id=str(item.candidate.id),
@@ -64,8 +68,10 @@ def make_hit(item: Ranked, rank: int) -> Hit:
         language=data.get("language"),
         tags=list(data.get("tags") or []),
         headings=list(data.get("headings") or []),
+        token_count=int(data.get("token_count") or 0),
         text=str(data.get("text") or ""),
-        new_text=own_text(data),
+        new_text=own,
+        passage=passage(own, query),
         page_start=data.get("page_start"),
         page_end=data.get("page_end"),
         dense_score=item.candidate.dense,

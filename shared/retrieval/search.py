@@ -133,7 +133,7 @@ def search(
     step = time.perf_counter()
     kept = select(found, top_k, weights(settings) if rerank else None)
     ranks = {id(item): n for n, item in enumerate(sorted(kept, key=lambda r: -r.final), 1)}
-    hits = [make_hit(item, ranks[id(item)]) for item in kept]
+    hits = [make_hit(item, ranks[id(item)], query) for item in kept]
     timings["rerank"] = _ms(step)
     timings["total"] = _ms(started)
     return SearchResult(
