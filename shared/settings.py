@@ -105,7 +105,9 @@ class Settings(BaseSettings):
     # --- HTTP API and webhook ------------------------------------------------------------
     api_keys: Annotated[list[str], NoDecode] = Field(
         default_factory=list,
-        description="Comma-separated `name:key` pairs (or bare keys) accepted as Bearer tokens.",
+        description="Comma-separated `name:key` pairs (or bare keys) accepted as Bearer tokens; "
+        "`name:key:search,upload` limits a key to scopes (search, upload, delete, reingest); "
+        "entries without scopes have full access.",
     )
     cms_webhook_secret: SecretStr | None = None
     webhook_tolerance_seconds: int = 300
