@@ -1,0 +1,114 @@
+"""`ingest search`, `ingest verify` and `ingest reindex` with sparse vectors, on the embedded
+default (SQLite, Celery in-process, local Qdrant, hashing embedder)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from qdrant_client import QdrantClient
+from qdrant_client import models as qm
+from typer.testing import CliRunner
+
+from shared.adapters.qdrant import collection_name
+from shared.pipeline import indexing
+from shared.settings import get_settings
+from tests.conftest import ROOT
+from worker.app import app as celery_app
+from worker.app import configure
+from worker.cli.main import app
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def embedded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """As in test_cli_embedded: SQLite and local Qdrant in tmp_path, hashing embedder."""
+    for name in ("REDIS_URL", "OPENAI_API_KEY", "QDRANT_URL", "QDRANT_COLLECTION"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("DATABASE_URL", f"sqlite:///{tmp_path}/ingest.db")
+    monkeypatch.setenv("QDRANT_PATH", str(tmp_path / "qdrant"))
+    monkeypatch.setenv("EMBEDDING_PROVIDER", "hashing")
+    get_settings.cache_clear()
+    yield tmp_path
+    get_settings.cache_clear()
+    configure(celery_app, get_settings())
+
+
+def search_json(*args: str) -> dict:
+    result = runner.invoke(app, ["search", *args, "--json"])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def test_search_shows_citations_and_the_passage_that_matched(embedded: Path) -> None:
+    assert runner.invoke(app, ["run", str(ROOT / "examples")]).exit_code == 0
+    result = runner.invoke(app, ["search", "acenocoumarol apixaban clopidogrel"])
+    assert result.exit_code == 0, result.output
+    assert "[Knieoperatie (totale knieprothese): Voorbereiding](https://" in result.stdout
+    assert "Gebruikt u bloedverdunners, zoals acenocoumarol" in result.stdout
+
+    body = search_json("acenocoumarol", "--top-k", "3")
+    assert len(body["hits"]) == 3 and body["hybrid"]
+    for hit in body["hits"]:
+        assert hit["passage"] in hit["new_text"]  # never the overlap taken from before
+    overlapping = [h for h in body["hits"] if h["new_text"] != h["text"]]
+    assert overlapping, "the examples have chunks with overlap"
+    pdf = search_json("heupoperatie", "--filter", "document_ids=examples/heupoperatie-brochure.pdf")
+    assert pdf["hits"] and all(h["page_start"] for h in pdf["hits"])
+    assert all(h["external_id"].endswith(".pdf") for h in pdf["hits"])
+    refused = runner.invoke(app, ["search", "x", "--filter", "colour=red"])
+    assert refused.exit_code == 2 and "unknown filter colour" in refused.output
+
+
+def test_verify_fails_on_a_point_without_a_sparse_vector(embedded: Path) -> None:
+    assert runner.invoke(app, ["run", str(ROOT / "examples")]).exit_code == 0
+    assert runner.invoke(app, ["verify"]).exit_code == 0
+    settings = get_settings()
+    index = indexing.index_for(settings, indexing.embedder(settings))
+    point = index.client.retrieve(
+        index.collection,
+        [str(next(iter(index.all_point_ids())))],
+        with_vectors=True,
+        with_payload=True,
+    )[0]
+    index.client.upsert(  # the same point again, dense vector only
+        index.collection,
+        [
+            qm.PointStruct(
+                id=point.id, vector={"dense": point.vector["dense"]}, payload=point.payload
+            )
+        ],
+        wait=True,
+    )
+    result = runner.invoke(app, ["verify"])
+    assert result.exit_code == 1
+    assert "points without a sparse vector: 1" in result.output
+
+
+def test_a_collection_of_before_gets_sparse_vectors_by_reindex(embedded: Path) -> None:
+    settings = get_settings()
+    embedder = indexing.embedder(settings)
+    name = collection_name(embedder.model, embedder.dimensions)
+    old = QdrantClient(path=settings.qdrant_path)  # as created before hybrid search
+    old.create_collection(
+        name, vectors_config=qm.VectorParams(size=embedder.dimensions, distance=qm.Distance.COSINE)
+    )
+    old.close()
+
+    assert runner.invoke(app, ["run", str(ROOT / "examples")]).exit_code == 0
+    result = runner.invoke(app, ["verify"])
+    assert result.exit_code == 1 and "no sparse vectors" in result.output
+    before = search_json("acenocoumarol")
+    assert before["hybrid"] is False and "ingest reindex" in before["notes"][0]
+    assert before["hits"]  # dense search still works on the old layout
+
+    rebuilt = runner.invoke(app, ["reindex", "--collection", "chunks_hybrid"])
+    assert rebuilt.exit_code == 0, rebuilt.output
+    after = indexing.index_for(settings, embedder)
+    assert after.collection == "chunks_hybrid" and after.has_sparse
+    assert after.missing_sparse() == 0 and after.count() > 0
+    assert runner.invoke(app, ["verify"]).exit_code == 0
+    assert search_json("acenocoumarol")["hybrid"] is True
