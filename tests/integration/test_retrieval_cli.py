@@ -112,3 +112,41 @@ def test_a_collection_of_before_gets_sparse_vectors_by_reindex(embedded: Path) -
     assert after.missing_sparse() == 0 and after.count() > 0
     assert runner.invoke(app, ["verify"]).exit_code == 0
     assert search_json("acenocoumarol")["hybrid"] is True
+
+
+def eval_json(*args: str) -> dict:
+    result = runner.invoke(app, ["eval", *args, "--json"])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def test_eval_on_the_live_index_and_on_a_throwaway_one(embedded: Path) -> None:
+    questions = str(ROOT / "examples" / "questions.jsonl")
+    corpus = str(ROOT / "examples")
+    in_memory = eval_json(questions, "--corpus", corpus)
+    assert in_memory["questions"] == 22
+    assert in_memory["recall_at_1"] <= in_memory["recall_at_5"] <= in_memory["recall_at_10"]
+    assert in_memory["recall_at_10"] >= 0.9 and 0 < in_memory["mrr"] <= 1
+    assert all(miss["best_chunk"] for miss in in_memory["misses"])
+
+    small = eval_json(
+        questions,
+        "--corpus",
+        corpus,
+        "--set",
+        "CHUNK_TARGET_TOKENS=60",
+        "--set",
+        "CHUNK_MAX_TOKENS=90",
+        "--set",
+        "CHUNK_OVERLAP_TOKENS=10",
+        "--budget",
+        "200",
+    )
+    assert small["mean_context_tokens"] < in_memory["mean_context_tokens"]
+    assert small["budget"] == 200
+
+    assert runner.invoke(app, ["run", corpus]).exit_code == 0
+    live = eval_json(questions)  # the live index: same documents, same settings
+    assert live["recall_at_10"] == in_memory["recall_at_10"]
+    table = runner.invoke(app, ["eval", questions])
+    assert table.exit_code == 0 and "recall@5" in table.stdout
