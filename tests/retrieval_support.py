@@ -15,7 +15,7 @@ from qdrant_client import QdrantClient
 
 from shared.adapters.qdrant import Point, QdrantIndex
 from shared.pipeline import indexing
-from shared.pipeline.embed import Embedder, make_embedder
+from shared.pipeline.embed import Embedder, embedding_input, make_embedder
 from shared.retrieval.search import SearchRequest, SearchResult, search
 from shared.settings import Settings
 from tests.fakes.openai_server import FakeOpenAI
@@ -100,3 +100,32 @@ def crafted_index(tmp_path: Path, query: str, **settings: Any) -> Iterator[Craft
             yield Crafted(config, make_embedder(config), index, fake, query)
         finally:
             client.close()
+
+
+PAGES = [
+    (
+        "knie",
+        ["Knieoperatie", "Voorbereiding"],
+        "Stop vijf dagen voor de operatie met acenocoumarol.",
+    ),
+    ("knie", ["Knieoperatie", "Na de operatie"], "Na de operatie krijgt u fysiotherapie."),
+    ("bezoek", ["Bezoektijden"], "Bezoek is welkom van 15.00 tot 20.00 uur."),
+]
+
+
+def fill_index(settings: Settings) -> None:
+    """Three chunks in the active collection of `settings`, embedded by its embedder."""
+    embedder = indexing.embedder(settings)
+    points = []
+    for n, (doc, headings, text) in enumerate(PAGES):
+        data = payload(
+            doc,
+            n,
+            text,
+            headings=headings,
+            title=headings[0],
+            source_url=f"https://zkh.example/{doc}",
+        )
+        vector = embedder.embed([embedding_input(headings, text)]).vectors[0]
+        points.append(Point(uuid.uuid4(), vector, data, indexing.sparse_vector(data)))
+    indexing.index_for(settings, embedder).upsert(points)

@@ -10,12 +10,9 @@ import pytest
 from fastapi.testclient import TestClient
 
 from api.app import create_app
-from shared.adapters.qdrant import Point
-from shared.pipeline import indexing
-from shared.pipeline.embed import embedding_input
 from shared.settings import Settings
 from tests.e2e.api_support import EDITOR_KEY, use_settings
-from tests.retrieval_support import payload
+from tests.retrieval_support import fill_index
 
 SEARCH_KEY = "chatbot-key-0123456789"
 UPLOAD_KEY = "uploader-key-0123456789"
@@ -32,30 +29,7 @@ def search_settings(
         EMBEDDING_PROVIDER="hashing",
         HASHING_DIMENSIONS="256",
     )
-    embedder = indexing.embedder(settings)
-    index = indexing.index_for(settings, embedder)
-    pages = [
-        (
-            "knie",
-            ["Knieoperatie", "Voorbereiding"],
-            "Stop vijf dagen voor de operatie met acenocoumarol.",
-        ),
-        ("knie", ["Knieoperatie", "Na de operatie"], "Na de operatie krijgt u fysiotherapie."),
-        ("bezoek", ["Bezoektijden"], "Bezoek is welkom van 15.00 tot 20.00 uur."),
-    ]
-    points = []
-    for n, (doc, headings, text) in enumerate(pages):
-        data = payload(
-            doc,
-            n,
-            text,
-            headings=headings,
-            title=headings[0],
-            source_url=f"https://zkh.example/{doc}",
-        )
-        vector = embedder.embed([embedding_input(headings, text)]).vectors[0]
-        points.append(Point(uuid.uuid4(), vector, data, indexing.sparse_vector(data)))
-    index.upsert(points)
+    fill_index(settings)
     yield settings
 
 
