@@ -28,11 +28,16 @@ def corpus_files(folder: Path) -> list[Path]:
 
 
 def build(
-    files: Iterable[Path], root: Path, settings: Settings, embedder: Embedder
+    files: Iterable[Path],
+    root: Path,
+    settings: Settings,
+    embedder: Embedder,
+    index: QdrantIndex | None = None,
 ) -> tuple[QdrantIndex, int]:
-    """Index `files` (external ids relative to `root`) into a fresh in-memory collection;
-    returns the index and the embedding tokens spent."""
-    index = QdrantIndex(QdrantClient(location=":memory:"), "eval", embedder.dimensions, True)
+    """Index `files` (external ids relative to `root`) into `index`, by default a fresh
+    in-memory collection; returns the index and the embedding tokens spent."""
+    if index is None:
+        index = QdrantIndex(QdrantClient(location=":memory:"), "eval", embedder.dimensions, True)
     index.ensure_collection()
     tokens = 0
     for path in files:
