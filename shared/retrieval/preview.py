@@ -14,6 +14,7 @@ from shared.retrieval import sparse
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _OWN_LINE = re.compile(r"^\s*([-*+]|\d+[.)]|\|)")  # list items and table rows stay alone
+_MARKER = re.compile(r"^([-*+]|\d+[.)])\s+")
 
 
 def pieces(text: str) -> list[str]:
@@ -27,7 +28,7 @@ def pieces(text: str) -> list[str]:
             if lines and not _OWN_LINE.match(line):
                 lines[-1] = f"{lines[-1]} {line.strip()}"
             else:
-                lines.append(line.strip())
+                lines.append(_MARKER.sub("", line.strip()))
         for line in lines:
             found.extend(s.strip() for s in _SENTENCE_END.split(line) if len(s.strip()) > 2)
     return found

@@ -53,7 +53,8 @@ def test_search_shows_citations_and_the_passage_that_matched(embedded: Path) -> 
     body = search_json("acenocoumarol", "--top-k", "3")
     assert len(body["hits"]) == 3 and body["hybrid"]
     for hit in body["hits"]:
-        assert hit["passage"] in hit["new_text"]  # never the overlap taken from before
+        # never the overlap taken from before (wrapped lines are joined in the passage)
+        assert " ".join(hit["passage"].split()) in " ".join(hit["new_text"].split())
     overlapping = [h for h in body["hits"] if h["new_text"] != h["text"]]
     assert overlapping, "the examples have chunks with overlap"
     pdf = search_json("heupoperatie", "--filter", "document_ids=examples/heupoperatie-brochure.pdf")
