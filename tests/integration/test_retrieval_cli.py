@@ -106,8 +106,10 @@ def test_a_collection_of_before_gets_sparse_vectors_by_reindex(embedded: Path) -
     assert before["hybrid"] is False and "ingest reindex" in before["notes"][0]
     assert before["hits"]  # dense search still works on the old layout
 
-    rebuilt = runner.invoke(app, ["reindex", "--collection", "chunks_hybrid"])
+    # --reuse-vectors reads the old layout's unnamed vectors instead of embedding again
+    rebuilt = runner.invoke(app, ["reindex", "--collection", "chunks_hybrid", "--reuse-vectors"])
     assert rebuilt.exit_code == 0, rebuilt.output
+    assert "chunks, 0 tokens)" in " ".join(rebuilt.stdout.split())  # nothing embedded again
     after = indexing.index_for(settings, embedder)
     assert after.collection == "chunks_hybrid" and after.has_sparse
     assert after.missing_sparse() == 0 and after.count() > 0
