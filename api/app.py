@@ -12,7 +12,7 @@ from typing import Any
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 
-from api import health, metrics, problems, routes_documents, web, webhook
+from api import health, metrics, problems, routes_documents, routes_search, web, webhook
 from api.auth import parse_keys
 from api.middleware import KeyBeforeBody, SecurityHeaders
 from api.replay import SignatureMemory
@@ -71,6 +71,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             "max_part_size": FORM_OVERHEAD_BYTES,
         },
     )
+    app.include_router(routes_search.router)
     app.include_router(webhook.router)
     web.install(app, settings.max_upload_bytes)  # the content team's page at `/`
     app.add_middleware(KeyBeforeBody)  # 401 before an anonymous upload's body is read
