@@ -64,7 +64,7 @@ class ServedApp:
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
     if not Path(CHROMIUM).exists():
-        raise RuntimeError(f"{CHROMIUM} is missing: run `bash .ci/setup-tests` (installs Chromium).")
+        raise RuntimeError(f"{CHROMIUM} is missing: run `bash .ci/setup-tests` ")
     with sync_playwright() as playwright:
         chromium = playwright.chromium.launch(
             executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
