@@ -36,7 +36,7 @@ def test_human_view_lists_each_chunk(tmp_path: Path) -> None:
     (tmp_path / "skip.png").write_bytes(b"\x89PNG")
     result = runner.invoke(app, ["chunk", str(tmp_path)])
     assert result.exit_code == 0, result.output
-    assert "knie.md (1 chunks)" in result.stdout
+    assert "knie.md (1 chunk)" in result.stdout
     assert "Knieoperatie" in result.stdout and "skip.png" not in result.stdout
 
 
