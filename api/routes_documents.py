@@ -330,7 +330,15 @@ def get_chunks(
             if version_id
             else ([], 0)
         )
-        items = [ChunkOut.model_validate(chunk) for chunk in chunks]
+        items = [
+            ChunkOut.model_validate(chunk).model_copy(
+                update={
+                    key: int((chunk.extra or {}).get(key) or 0)
+                    for key in ("overlap_tokens", "new_text_offset")
+                }
+            )
+            for chunk in chunks
+        ]
     return ChunkList(
         document_id=document_id,
         version_id=version_id,

@@ -152,10 +152,16 @@ class ChunkOut(BaseModel):
     token_count: int
     headings: list[str]
     kinds: list[str]
-    page_start: int | None
-    page_end: int | None
+    page_start: int | None = Field(description="First page of the chunk's own text (PDF).")
+    page_end: int | None = Field(description="Last page of the chunk's own text (PDF).")
     char_start: int
     char_end: int
+    overlap_tokens: int = Field(
+        0, description="Tokens at the start of `text` repeated from the previous chunk."
+    )
+    new_text_offset: int = Field(
+        0, description="Where the chunk's own text starts in `text` (after the overlap)."
+    )
 
 
 class ChunkList(BaseModel):
