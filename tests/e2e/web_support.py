@@ -129,10 +129,12 @@ def sign_in(page: Page, base_url: str, key: str) -> None:
     expect(page.get_by_role("heading", name="Upload documents", level=1)).to_be_focused()
 
 
-def choose_files(page: Page, *files: tuple[str, str, bytes]) -> None:
-    """Through the page's file picker (what the drop zone button opens)."""
+def choose_files(
+    page: Page, *files: tuple[str, str, bytes], zone: str = "Drop files here or choose files"
+) -> None:
+    """Through the page's file picker (what the drop zone button, named `zone`, opens)."""
     with page.expect_file_chooser() as chooser:
-        page.get_by_role("button", name="Drop files here or choose files").click()
+        page.get_by_role("button", name=zone).click()
     chooser.value.set_files(
         [{"name": name, "mimeType": mime, "buffer": data} for name, mime, data in files]
     )
