@@ -1,9 +1,11 @@
 """The `ingest` command line: one entry point for operators and the embedded default.
 
-Start-up rule: `ingest --help` and `ingest status` answer in well under half a second, so the
-command modules import only typer, rich's console and the standard library at the top; every
-command imports the service (SQLAlchemy, Celery, Qdrant, tiktoken, ...) inside its own body.
-A new command follows the same pattern; `tests/unit/test_cli_startup.py` checks it.
+Start-up rule: a command pays only for what it uses (`ingest --help` imports no part of the
+service; `ingest status` only the settings, SQLAlchemy and the models), so the command modules
+import only typer, rich's console and the standard library at the top, and every command imports
+the service (SQLAlchemy, Celery, Qdrant, tiktoken, ...) inside its own body.
+A new command follows the same pattern; `tests/integration/test_cli_first_hour.py`
+(`test_help_and_status_import_only_what_they_use`) checks it.
 """
 
 from __future__ import annotations
