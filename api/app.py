@@ -11,10 +11,11 @@ from typing import Any
 
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
+from fastapi_offline import FastAPIOffline
 
 from api import health, metrics, problems, routes_documents, routes_search, web, webhook
 from api.auth import parse_keys
-from api.middleware import KeyBeforeBody, SecurityHeaders
+from api.middleware import KeyBeforeBody, SecurityHeaders, UploadSizeLimit
 from api.replay import SignatureMemory
 from api.schemas import CmsEvent
 from shared.settings import Settings, get_settings
@@ -38,7 +39,9 @@ def enqueue_delete(document_id: uuid.UUID) -> None:
 
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or get_settings()
-    app = FastAPI(
+    # /docs and /redoc with Swagger UI's and ReDoc's files served from here, not from a CDN:
+    # a hospital network is often closed (fastapi-offline ships the files).
+    app = FastAPIOffline(
         title="Hospital content ingestion API",
         version="1.0.0",
         description=(
@@ -74,6 +77,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(routes_search.router)
     app.include_router(webhook.router)
     web.install(app, settings.max_upload_bytes)  # the content team's page at `/`
+    app.state.upload_request_limit = settings.max_upload_bytes + FORM_OVERHEAD_BYTES
+    app.add_middleware(
+        UploadSizeLimit,
+        path="/v1/documents",
+        file_limit=settings.max_upload_bytes,
+        request_limit=app.state.upload_request_limit,
+    )
     app.add_middleware(KeyBeforeBody)  # 401 before an anonymous upload's body is read
     app.add_middleware(metrics.HttpMetricsMiddleware, metrics=http_metrics)
     app.add_middleware(SecurityHeaders)  # outermost: every response, refusals included

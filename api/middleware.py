@@ -6,6 +6,8 @@
   still runs (and checks the key's scopes); this only refuses earlier.
 - `SecurityHeaders`: the standard headers on every response (`nosniff`, no framing, no
   referrer, no caching of API data); a header a route set itself (the page's CSP) is kept.
+- `UploadSizeLimit`: an upload whose Content-Length is over the limit gets a 413 with problem
+  details naming the limit, before its body is read.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from api.auth import match_key
-from api.problems import problem
+from api.problems import problem, request_too_large
 
 PROTECTED_PREFIX = "/v1/"
 OPEN_PREFIXES = ("/v1/webhooks/",)  # the webhook is signed instead
@@ -85,3 +87,25 @@ class SecurityHeaders:
             await send(message)
 
         await self.app(scope, receive, send_with_headers)
+
+
+class UploadSizeLimit:
+    """Refuse an upload whose Content-Length is over the limit before reading it, with problem
+    details (the router's own body limit answers such a request in `text/plain`; a body sent
+    without a length is still counted and refused by it while streaming, see problems.py)."""
+
+    def __init__(self, app: ASGIApp, path: str, file_limit: int, request_limit: int) -> None:
+        self.app = app
+        self.path = path
+        self.file_limit = file_limit
+        self.request_limit = request_limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["method"] == "POST" and scope["path"] == self.path:
+            request = Request(scope, receive)
+            length = request.headers.get("content-length", "")
+            if length.isdigit() and int(length) > self.request_limit:
+                response = request_too_large(request, self.file_limit, self.request_limit)
+                await response(scope, receive, send)
+                return
+        await self.app(scope, receive, send)

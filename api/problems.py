@@ -69,6 +69,29 @@ def problem(
     return ProblemResponse(body, status_code=status, headers=headers)
 
 
+def readable_size(size: int) -> str:
+    """`52428800` -> `50 MiB`, `262144` -> `256 KiB` (the limit as an editor reads it)."""
+    for unit, factor in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if size >= factor:
+            value = size / factor
+            return f"{value:.0f} {unit}" if value == int(value) else f"{value:.1f} {unit}"
+    return f"{size} bytes"
+
+
+def request_too_large(request: Request, file_limit: int, request_limit: int) -> ProblemResponse:
+    """The 413 for a whole request over the limit, as problem details naming both limits."""
+    return problem(
+        request,
+        413,
+        f"The upload is larger than the limit of {readable_size(file_limit)} ({file_limit} "
+        f"bytes) per file (MAX_UPLOAD_BYTES); all files of one request together may take "
+        f"{readable_size(request_limit)}.",
+        title="Upload too large",
+        limit_bytes=file_limit,
+        request_limit_bytes=request_limit,
+    )
+
+
 def _validation_errors(exc: RequestValidationError) -> list[dict[str, Any]]:
     """Where and what, without echoing the (possibly large or binary) input back."""
     return [
@@ -88,6 +111,11 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, exc: StarletteHTTPException) -> ProblemResponse:
+        if exc.status_code == 413 and request.url.path == "/v1/documents":
+            # The router's body limit, hit while a body without Content-Length streams in.
+            settings = request.app.state.settings
+            limit = request.app.state.upload_request_limit
+            return request_too_large(request, settings.max_upload_bytes, limit)
         detail = exc.detail if isinstance(exc.detail, str) else None
         return problem(request, exc.status_code, detail, headers=exc.headers)
 

@@ -24,6 +24,7 @@ from api.schemas import (
     DocumentStatus,
     DocumentSummary,
     EventOut,
+    PreviousVersion,
     Removed,
     SourceCount,
     SourceList,
@@ -130,7 +131,18 @@ def upload(
     request: Request,
     caller: Annotated[str, Depends(require_scope("upload"))],
     file: Annotated[list[UploadFile], File(description="One or more files.")],
-    external_id: Annotated[str | None, Form(max_length=512)] = None,
+    external_id: Annotated[
+        str | None,
+        Form(max_length=512, description="The document's key (one file); default: file name."),
+    ] = None,
+    folder: Annotated[
+        str | None,
+        Form(
+            max_length=256,
+            description="Key the files as `<folder>/<file name>`: files that share a name "
+            "but not a folder stay separate documents.",
+        ),
+    ] = None,
     title: Annotated[str | None, Form(max_length=1000)] = None,
     source_url: Annotated[str | None, Form(max_length=2000)] = None,
     language: Annotated[str | None, Form(max_length=35)] = None,
@@ -154,6 +166,9 @@ def upload(
         raise ApiProblem(422, f"At most {MAX_FILES} files per request.")
     if external_id is not None and len(file) > 1:
         raise ApiProblem(422, "external_id can only be given with a single file.")
+    folder = (folder or "").strip().strip("/") or None
+    if external_id is not None and folder is not None:
+        raise ApiProblem(422, "Give external_id or folder, not both.")
     extra = _parse_metadata(metadata)
     try:
         source_url = require_safe_url(source_url, "source_url")
@@ -167,6 +182,8 @@ def upload(
         check_text_upload(content, media_type)
         filename = safe_filename(part.filename)
         identity = (external_id or "").strip() or filename or ingest.sha256(content)[:16]
+        if folder is not None and not (external_id or "").strip():
+            identity = f"{folder}/{identity}"
         news.append(
             repo.NewVersion(
                 source=UPLOAD_SOURCE,
@@ -188,6 +205,8 @@ def upload(
         raise ApiProblem(422, "Two files in one request have the same name (external id).")
 
     registered = ingest.submit_many(news, request.app.state.enqueue)
+    with transaction() as session:
+        previous = [_previous(session, r) for r in registered]
     body = UploadAccepted(
         documents=[
             Accepted(
@@ -198,14 +217,42 @@ def upload(
                 location=_location(r.document_id),
                 filename=new.filename,
                 media_type=new.media_type,
+                external_id=new.external_id,
+                new_version_of=before,
+                note=_note(before),
             )
-            for r, new in zip(registered, news, strict=True)
+            for r, new, before in zip(registered, news, previous, strict=True)
         ]
     )
     return JSONResponse(
         body.model_dump(mode="json"),
         status_code=202,
         headers={"Location": _location(registered[0].document_id)},
+    )
+
+
+def _previous(session: Any, registered: repo.Registered) -> PreviousVersion | None:
+    """The version this upload follows (same document key), or None for a new document."""
+    found = repo.previous_version(session, registered.document_id, registered.number)
+    if found is None:
+        return None
+    version, title = found
+    return PreviousVersion(
+        version=version.number,
+        title=title,
+        filename=version.filename,
+        uploaded_by=version.uploaded_by,
+        uploaded_at=version.received_at,
+    )
+
+
+def _note(before: PreviousVersion | None) -> str | None:
+    if before is None:
+        return None
+    name = before.title or before.filename or f"version {before.version}"
+    return (
+        f"New version of {name!r}, uploaded by {before.uploaded_by or 'unknown'} on "
+        f"{before.uploaded_at:%Y-%m-%d %H:%M} UTC."
     )
 
 
@@ -342,7 +389,15 @@ def get_chunks(
             if version_id
             else ([], 0)
         )
-        items = [ChunkOut.model_validate(chunk) for chunk in chunks]
+        items = [
+            ChunkOut.model_validate(chunk).model_copy(
+                update={
+                    key: int((chunk.extra or {}).get(key) or 0)
+                    for key in ("overlap_tokens", "new_text_offset")
+                }
+            )
+            for chunk in chunks
+        ]
     return ChunkList(
         document_id=document_id,
         version_id=version_id,
@@ -388,6 +443,7 @@ def reingest(
             raise ApiProblem(404, "No document with this id.")
         if found[1] == "deleted":
             raise ApiProblem(409, "The document is deleted; upload it again instead.")
+        external_id = found[0].external_id
     registered = ingest.reingest(document_id, request.app.state.enqueue, actor=caller)
     if registered is None:
         raise ApiProblem(404, "The document has no version to re-ingest.")
@@ -402,6 +458,7 @@ def reingest(
         location=_location(registered.document_id),
         filename=filename,
         media_type=media_type,
+        external_id=external_id,
     )
     return JSONResponse(
         body.model_dump(mode="json"),

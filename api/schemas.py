@@ -24,8 +24,20 @@ DocumentStatus = Literal[
 ]
 
 
+class PreviousVersion(BaseModel):
+    """The version an upload follows: uploads are keyed by file name (or `external_id`, or
+    `folder` + file name), so a file named like an earlier one is its new version."""
+
+    version: int
+    title: str | None
+    filename: str | None
+    uploaded_by: str | None
+    uploaded_at: datetime
+
+
 class Accepted(BaseModel):
-    """One registered version: poll `location` until `status` is `indexed` (or `failed`)."""
+    """One registered version: poll `location` until `status` is `indexed` (or `failed`).
+    `new_version_of` is set when the document existed: the upload replaces what it shows."""
 
     document_id: uuid.UUID
     version_id: uuid.UUID
@@ -34,6 +46,11 @@ class Accepted(BaseModel):
     location: str
     filename: str | None = None
     media_type: str
+    external_id: str
+    new_version_of: PreviousVersion | None = None
+    note: str | None = Field(
+        None, description="'New version of <title>, uploaded by <who> on <date>.'"
+    )
 
 
 class UploadAccepted(BaseModel):
@@ -137,10 +154,16 @@ class ChunkOut(BaseModel):
     token_count: int
     headings: list[str]
     kinds: list[str]
-    page_start: int | None
-    page_end: int | None
+    page_start: int | None = Field(description="First page of the chunk's own text (PDF).")
+    page_end: int | None = Field(description="Last page of the chunk's own text (PDF).")
     char_start: int
     char_end: int
+    overlap_tokens: int = Field(
+        0, description="Tokens at the start of `text` repeated from the previous chunk."
+    )
+    new_text_offset: int = Field(
+        0, description="Where the chunk's own text starts in `text` (after the overlap)."
+    )
 
 
 class ChunkList(BaseModel):

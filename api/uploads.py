@@ -11,7 +11,7 @@ import unicodedata
 
 from fastapi import UploadFile
 
-from api.problems import ApiProblem
+from api.problems import ApiProblem, readable_size
 from shared.errors import FrontMatterError, PermanentError
 from shared.pipeline.convert import detect_media_type
 from shared.pipeline.front_matter import front_matter
@@ -33,33 +33,38 @@ def safe_filename(name: str | None) -> str | None:
     return base[:MAX_FILENAME_CHARS]
 
 
-def _too_large(limit: int) -> ApiProblem:
+def _too_large(limit: int, filename: str | None) -> ApiProblem:
     return ApiProblem(
         413,
-        f"The file is larger than the upload limit of {limit} bytes.",
+        f"The file {filename or ''!r} is larger than the upload limit of {readable_size(limit)} "
+        f"({limit} bytes) per file (MAX_UPLOAD_BYTES).",
         title="Upload too large",
         limit_bytes=limit,
+        file=filename,
     )
 
 
 def read_upload(part: UploadFile, limit: int) -> tuple[bytes, str]:
-    """The file's bytes and sniffed media type, or a 413 / 415 / 422 problem."""
+    """The file's bytes and sniffed media type, or a 413 / 415 / 422 problem naming the file
+    (in an upload of several files, the editor must know which one was refused)."""
+    filename = safe_filename(part.filename)
     if part.size is not None and part.size > limit:
-        raise _too_large(limit)
+        raise _too_large(limit, filename)
     part.file.seek(0)
     content = part.file.read(limit + 1)
     if len(content) > limit:
-        raise _too_large(limit)
+        raise _too_large(limit, filename)
     if not content:
-        raise ApiProblem(422, f"The file {safe_filename(part.filename) or ''!r} is empty.")
-    media_type = detect_media_type(content, safe_filename(part.filename))
+        raise ApiProblem(422, f"The file {filename or ''!r} is empty.", file=filename)
+    media_type = detect_media_type(content, filename)
     if media_type not in ACCEPTED_MEDIA_TYPES:
         raise ApiProblem(
             415,
-            "This file is not a Markdown, plain-text or PDF document (judged by its content, "
-            "not its name).",
+            f"The file {filename or ''!r} is not a Markdown, plain-text or PDF document "
+            "(judged by its content, not its name).",
             title="Unsupported media type",
             detected=media_type,
+            file=filename,
         )
     return content, media_type
 

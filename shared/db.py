@@ -8,7 +8,6 @@ from functools import lru_cache
 from pathlib import Path
 
 import sqlalchemy as sa
-from psycopg.errors import UndefinedTable
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session, sessionmaker
@@ -63,5 +62,7 @@ def transaction() -> Iterator[Session]:
 
 def schema_missing(error: DBAPIError) -> bool:
     """A table is missing (no `ingest db upgrade` yet): SQLite says "no such table",
-    Postgres raises UndefinedTable."""
+    Postgres raises UndefinedTable (psycopg imported here: the CLI on SQLite never needs it)."""
+    from psycopg.errors import UndefinedTable
+
     return isinstance(error.orig, UndefinedTable) or "no such table" in str(error.orig)

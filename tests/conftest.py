@@ -10,7 +10,9 @@ _SHARED_CACHE = ROOT.parent / "shared" / "tiktoken-cache"
 if "TIKTOKEN_CACHE_DIR" not in os.environ and _SHARED_CACHE.is_dir():
     os.environ["TIKTOKEN_CACHE_DIR"] = str(_SHARED_CACHE)
 
-CORPUS = ROOT.parent / "shared" / "corpus"
+# The tests' own Markdown pages (origin and licence in its README); bench/ uses ../shared/corpus.
+CORPUS = ROOT / "tests" / "corpus"
+CORPUS_PAGES = sorted(p for p in CORPUS.rglob("*.md") if p.name != "README.md")
 
 # The API and web tests' fixtures (api_settings, client, anonymous, browser pages), loaded once.
 pytest_plugins = ["tests.e2e.api_support", "tests.e2e.web_support"]

@@ -8,6 +8,7 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import urlsplit, urlunsplit
 
 import redis
 import sqlalchemy as sa
@@ -46,20 +47,73 @@ def truncate_all(url: str) -> None:
     engine.dispose()
 
 
-@contextmanager
-def reserved_redis_database() -> Iterator[str]:
-    """A Redis database number (1-15) no other test run is using, emptied, as a URL."""
-    control = redis.Redis.from_url(f"{REDIS_SERVER}/0")
-    token = uuid.uuid4().hex
-    for number in range(1, 16):
-        key = f"ingest-tests:redis-db:{number}"
-        if control.set(key, token, nx=True, ex=3 * 3600):
-            break
-    else:
-        raise RuntimeError("all Redis databases 1-15 are reserved by other test runs")
-    url = f"{REDIS_SERVER}/{number}"
+OWNED = "ingest-tests:owned"  # inside a database the test suite holds: set by the suite only
+
+
+def make_url_redis(server: str, number: int) -> str:
+    """`server` (redis://host:port[/n]) pointed at database `number`."""
+    parts = urlsplit(server)
+    return urlunsplit(parts._replace(path=f"/{number}"))
+
+
+def chosen_redis_database(server: str) -> int | None:
+    """The database number in `TEST_REDIS_URL` (`redis://host:6379/5` -> 5), or None."""
+    path = urlsplit(server).path.strip("/")
+    return int(path) if path.isdigit() else None
+
+
+def holds_only_suite_keys(client: redis.Redis) -> bool:
+    """True when the database is empty or was held by a test run before (its marker is there):
+    only then may the suite empty it. Stops at the first key of somebody else's."""
+    if client.exists(OWNED):
+        return True
+    return all(key.startswith(b"ingest-tests:") for key in client.scan_iter(count=100))
+
+
+def empty_redis_database(url: str) -> None:
+    """Empty the test run's own database (never another): keeps the marker that says so."""
     client = redis.Redis.from_url(url)
     client.flushdb()
+    client.set(OWNED, "1")
+    client.close()
+
+
+@contextmanager
+def reserved_redis_database() -> Iterator[str]:
+    """A Redis database for this test run, as a URL. `TEST_REDIS_URL` with a number
+    (`redis://127.0.0.1:6379/5`) is used as given; without one the first database of 1-15 that no
+    other run has reserved is taken. Either way the suite empties a database only when it holds
+    nothing but the suite's own keys (empty, or left by an earlier run): somebody else's data is
+    never flushed, the run stops with a message instead."""
+    chosen = chosen_redis_database(REDIS_SERVER)
+    control = redis.Redis.from_url(make_url_redis(REDIS_SERVER, 0))
+    token = uuid.uuid4().hex
+    candidates = [chosen] if chosen is not None else list(range(1, 16))
+    refused: list[int] = []
+    for number in candidates:
+        key = f"ingest-tests:redis-db:{number}"
+        if not control.set(key, token, nx=True, ex=3 * 3600):
+            continue  # another test run holds it
+        client = redis.Redis.from_url(make_url_redis(REDIS_SERVER, number))
+        if holds_only_suite_keys(client):
+            break
+        refused.append(number)
+        client.close()
+        control.delete(key)
+    else:
+        control.close()
+        if chosen is not None:
+            raise RuntimeError(
+                f"Redis database {chosen} ({REDIS_SERVER}) is in use by another test run or holds "
+                "data that is not the tests': choose another number in TEST_REDIS_URL"
+            )
+        raise RuntimeError(
+            "no Redis database of 1-15 is free for the tests (reserved by other runs, or holding "
+            f"data that is not the tests': {refused}); name one in TEST_REDIS_URL, e.g. "
+            "redis://127.0.0.1:6379/9"
+        )
+    url = make_url_redis(REDIS_SERVER, number)
+    empty_redis_database(url)
     try:
         yield url
     finally:

@@ -11,6 +11,11 @@ const Api = (() => {
       this.status = status;
       this.problem = problem || {};
     }
+
+    // The sentence in the language chosen now (the page may have switched since).
+    describe() {
+      return describeProblem(this.status, this.problem);
+    }
   }
 
   function getKey() {
@@ -37,30 +42,32 @@ const Api = (() => {
     return `${bytes} bytes`;
   }
 
-  // One sentence per refusal, built from the problem document (RFC 9457).
+  // One sentence per refusal, built from the problem document (RFC 9457), in the page's
+  // language (error codes and the server's own details stay as they are).
   function describeProblem(status, problem) {
     const p = problem || {};
+    const t = I18n.t;
     switch (status) {
       case 401:
-        return "This key was refused. Sign in again with a valid API key.";
-      case 413: {
-        const limit = p.limit_bytes ? ` (max ${formatBytes(p.limit_bytes)})` : "";
-        return `Refused: too large${limit}.`;
-      }
+        return t("problem.401");
+      case 413:
+        return p.limit_bytes ? t("problem.413", { limit: formatBytes(p.limit_bytes) })
+          : t("problem.413NoLimit");
       case 415:
-        return "Refused: not a Markdown, text or PDF file (judged by its content, not its name).";
+        return t("problem.415");
       case 404:
-        return "This document does not exist (any more).";
+        return t("problem.404");
       case 422: {
+        if (p.file !== undefined && /is empty/.test(p.detail || "")) return t("problem.empty");
         const first = Array.isArray(p.errors) && p.errors.length ? p.errors[0] : null;
         const where = first ? ` (${first.loc.filter((x) => x !== "body").join(" ")}: ${first.msg})` : "";
-        return `Refused: ${p.detail || p.title || "the request is not valid"}${where}`;
+        return t("problem.422", { detail: (p.detail || p.title || t("problem.422Default")) + where });
       }
       case 503:
-        return "The service is unavailable for a moment. Nothing was stored; try again shortly.";
+        return t("problem.503");
       default:
-        if (status === 0) return "No answer from the server: check your connection and try again.";
-        return `${p.title || "Error"} (${status})${p.detail ? `: ${p.detail}` : ""}`;
+        if (status === 0) return t("problem.0");
+        return `${p.title || t("problem.error")} (${status})${p.detail ? `: ${p.detail}` : ""}`;
     }
   }
 

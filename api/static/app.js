@@ -36,7 +36,7 @@
     current = null;
     signedIn(false);
     showOnly("view-signin");
-    document.title = "Sign in \u2013 Content ingestion";
+    document.title = `${I18n.t("title.signin")} \u2013 ${I18n.t("app.name")}`;
     Ui.setMessage($("signin-message"), message || "", message ? kind : "");
     $("api-key").value = "";
     $("api-key").focus();
@@ -44,7 +44,7 @@
 
   function refused() {
     Api.forgetKey();
-    showSignIn("This key was refused. Check it and sign in again.");
+    showSignIn(I18n.t("signin.refusedAgain"));
   }
 
   function schedule(fast) {
@@ -66,7 +66,7 @@
         return;
       }
       if (error.status === 404 && current.name === "document") {
-        $("document-title").textContent = "Document not found";
+        $("document-title").textContent = I18n.t("document.notFound");
         Ui.setMessage($("action-message"), error.message, "bad");
         return;
       }
@@ -92,7 +92,7 @@
       else link.removeAttribute("aria-current");
     }
     if (next.name !== "document") {
-      document.title = `${next.name === "upload" ? "Upload" : "Documents"} \u2013 Content ingestion`;
+      document.title = `${I18n.t(`title.${next.name}`)} \u2013 ${I18n.t("app.name")}`;
     }
     if (changed && next.name !== "documents") Ui.setMessage($("flash"), "");
     views[next.name].show(next.id);
@@ -110,14 +110,14 @@
     event.preventDefault();
     const key = $("api-key").value.trim();
     if (!key) {
-      Ui.setMessage($("signin-message"), "Enter your API key.", "bad");
+      Ui.setMessage($("signin-message"), I18n.t("signin.enterKey"), "bad");
       return;
     }
     try {
       await Api.call("GET", "/v1/documents", { params: { limit: 1 }, key });
     } catch (error) {
       Ui.setMessage($("signin-message"),
-        error.status === 401 ? "This key was refused. Check it and try again." : error.message, "bad");
+        error.status === 401 ? I18n.t("signin.refused") : error.message, "bad");
       $("api-key").select();
       return;
     }
@@ -139,8 +139,26 @@
     $("signin-form").addEventListener("submit", signIn);
     $("sign-out").addEventListener("click", () => {
       Api.forgetKey();
-      showSignIn("You are signed out.", "ok");
+      showSignIn(I18n.t("signin.signedOut"), "ok");
     });
+    // Dutch by default; the switch is remembered in this browser (localStorage).
+    $("lang-switch").addEventListener("click", () => {
+      I18n.setLang(I18n.lang === "nl" ? "en" : "nl");
+    });
+    I18n.onChange((lang) => {
+      $("lang-switch").lang = lang === "nl" ? "en" : "nl";
+      if (current) {
+        document.title = current.name === "document" ? document.title
+          : `${I18n.t(`title.${current.name}`)} \u2013 ${I18n.t("app.name")}`;
+        views[current.name].show(current.id);
+        requestRefresh();
+      } else if (!$("view-signin").hidden) {
+        document.title = `${I18n.t("title.signin")} \u2013 ${I18n.t("app.name")}`;
+        Ui.setMessage($("signin-message"), "");
+      }
+    });
+    I18n.apply();
+    $("lang-switch").lang = I18n.lang === "nl" ? "en" : "nl";
     document.addEventListener("visibilitychange", () => {
       if (!document.hidden && current) requestRefresh();
     });

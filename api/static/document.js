@@ -4,6 +4,10 @@
 
 const DocumentView = (() => {
   const { el, badge, time, number, duration } = Ui;
+  const t = I18n.t;
+  // Failures that sending the same bytes again cannot fix: no Re-ingest for them.
+  const FILE_MUST_CHANGE = new Set(["pdf_encrypted", "pdf_corrupt", "unsupported_media_type",
+    "undecodable_text", "too_large"]);
   let documentId = null;
   let shownChunksOf = null; // the version whose chunks are on screen
   let detail = null;
@@ -19,18 +23,19 @@ const DocumentView = (() => {
   function renderFacts(d) {
     const current = d.versions.find((v) => v.id === d.current_version_id);
     $("document-facts").replaceChildren(
-      ...fact("Status", badge(d.status)),
-      ...fact("Source", d.source),
-      ...fact("Identifier", d.external_id),
-      ...fact("Source URL", d.source_url
+      ...fact(t("fact.status"), badge(d.status)),
+      ...fact(t("fact.source"), d.source),
+      ...fact(t("fact.identifier"), d.external_id),
+      ...fact(t("fact.sourceUrl"), d.source_url
         ? el("a", { href: Ui.safeHref(d.source_url), rel: "noopener noreferrer", target: "_blank" }, d.source_url)
         : el("span", { class: "muted" }, "\u2014")),
-      ...fact("Language", d.language || el("span", { class: "muted" }, "\u2014")),
-      ...fact("Tags", d.tags.length ? d.tags.join(", ") : el("span", { class: "muted" }, "\u2014")),
-      ...fact("Indexed version", current ? `version ${current.number}` : "none yet"),
-      ...fact("Chunks", number(d.chunk_count)),
-      ...fact("Tokens", `${number(d.token_count)} in chunks, ${number(d.tokens_spent)} spent on embeddings`),
-      ...fact("Last change", time(d.updated_at, { withAgo: true })),
+      ...fact(t("fact.language"), d.language || el("span", { class: "muted" }, "\u2014")),
+      ...fact(t("fact.tags"), d.tags.length ? d.tags.join(", ") : el("span", { class: "muted" }, "\u2014")),
+      ...fact(t("fact.indexed"), current ? t("fact.version", { number: current.number }) : t("fact.noneYet")),
+      ...fact(t("fact.chunks"), number(d.chunk_count)),
+      ...fact(t("fact.tokens"), t("fact.tokensText",
+        { inChunks: number(d.token_count), spent: number(d.tokens_spent) })),
+      ...fact(t("fact.changed"), time(d.updated_at, { withAgo: true })),
     );
   }
 
@@ -41,23 +46,28 @@ const DocumentView = (() => {
       box.replaceChildren();
       return;
     }
-    const advice = d.error.retryable
-      ? "This may be temporary: press Re-ingest to try again."
-      : "Fix the file and upload it again, or ask the support team.";
+    let advice = d.error.retryable ? t("error.retry") : t("error.fix");
+    if (FILE_MUST_CHANGE.has(d.error.code)) advice = t("error.fixFile");
     box.replaceChildren(
-      el("h2", {}, "The latest version could not be indexed"),
-      el("p", { class: "error-message" }, d.error.message || "No reason was recorded."),
+      el("h2", {}, t("error.title")),
+      el("p", { class: "error-message" }, errorWords(d.error.code, d.error.message)),
       el("p", {}, advice),
-      d.error.code ? el("p", { class: "muted" }, `Error code: ${d.error.code}`) : null,
+      d.error.code ? el("p", { class: "muted" }, t("error.code", { code: d.error.code })) : null,
     );
     box.hidden = false;
+  }
+
+  // The explanation of an error code in the page's language; the server's words otherwise.
+  function errorWords(code, message) {
+    if (code && I18n.lang !== "en" && I18n.has(`errors.${code}`)) return t(`errors.${code}`);
+    return message || t("error.noReason");
   }
 
   function renderVersions(d) {
     const rows = [...d.versions].reverse().map((v) => el("tr", { "data-version": v.number },
       el("td", { class: "num" }, v.number),
       el("td", {}, badge(v.status),
-        v.error_message ? el("small", { class: "block" }, v.error_message) : null),
+        v.error_message ? el("small", { class: "block" }, errorWords(v.error_code, v.error_message)) : null),
       el("td", {}, v.filename || "\u2014",
         el("small", { class: "block muted" }, `${v.media_type}, ${Api.formatBytes(v.size_bytes)}`)),
       el("td", {}, v.uploaded_by || "\u2014"),
@@ -78,9 +88,9 @@ const DocumentView = (() => {
   // People and named systems (a key's name, "cms", "reaper"), not a worker's lease id.
   function actorWords(e) {
     if (!e.actor) return null;
-    if (e.from_status === null && e.to_status === "received") return `uploaded by ${e.actor}`;
+    if (e.from_status === null && e.to_status === "received") return t("history.uploadedBy", { who: e.actor });
     if (/^[0-9a-f-]{16,}$/i.test(e.actor) || e.actor.startsWith("ingest.")) return null;
-    return `by ${e.actor}`;
+    return t("history.by", { who: e.actor });
   }
 
   function renderHistory(d) {
@@ -95,54 +105,80 @@ const DocumentView = (() => {
         el("span", { class: "history-time" }, time(e.at)),
         el("span", { class: "history-what" },
           badge(e.to_status), " ",
-          Ui.STATUS_WORDS[e.to_status] || e.to_status,
-          numbers.has(e.version_id) ? el("span", { class: "muted" }, ` \u00b7 version ${numbers.get(e.version_id)}`) : null,
+          Ui.statusWords(e.to_status),
+          numbers.has(e.version_id) ? el("span", { class: "muted" }, ` \u00b7 ${t("history.version", { number: numbers.get(e.version_id) })}`) : null,
           who ? el("span", { class: "muted" }, ` \u00b7 ${who}`) : null,
-          since ? el("span", { class: "muted" }, ` \u00b7 after ${duration(since, e.at)}`) : null,
-          words ? el("span", { class: "block history-detail" }, words) : null,
-          code ? el("small", { class: "block muted" }, `Error code: ${code}`) : null));
+          since ? el("span", { class: "muted" }, ` \u00b7 ${t("history.after", { duration: duration(since, e.at) })}`) : null,
+          words ? el("span", { class: "block history-detail" }, errorWords(code, words)) : null,
+          code ? el("small", { class: "block muted" }, t("error.code", { code })) : null));
     });
     $("history").replaceChildren(...items.reverse());
   }
 
+  // The pages of the chunk's own text (the API computes them without the overlap).
   function pages(chunk) {
-    if (chunk.page_start === null) return null;
+    if (chunk.page_start === null || chunk.page_start === undefined) return null;
     return chunk.page_end && chunk.page_end !== chunk.page_start
-      ? `pages ${chunk.page_start}\u2013${chunk.page_end}` : `page ${chunk.page_start}`;
+      ? t("chunks.pages", { first: chunk.page_start, last: chunk.page_end })
+      : t("chunks.page", { page: chunk.page_start });
+  }
+
+  // Overlap (repeated from the previous chunk) marked apart, the chunk's own text rendered as
+  // readable text, and the raw Markdown a click away.
+  function chunkBody(c) {
+    const cut = Math.max(0, Math.min(c.new_text_offset || 0, c.text.length));
+    const overlap = c.overlap_tokens > 0 && cut > 0 ? c.text.slice(0, cut) : "";
+    const own = overlap ? c.text.slice(cut) : c.text;
+    return [
+      overlap ? el("div", { class: "chunk-overlap", role: "group",
+        "aria-label": t("chunks.overlap", { count: c.overlap_tokens }) },
+      el("p", { class: "chunk-overlap-label" }, t("chunks.overlap", { count: c.overlap_tokens })),
+      el("div", { class: "md" }, ...Markdown.render(overlap))) : null,
+      el("div", { class: "md chunk-own", role: "group", "aria-label": t("chunks.own") },
+        ...Markdown.render(own)),
+      el("details", { class: "chunk-raw" },
+        el("summary", {}, t("chunks.raw")),
+        el("pre", { class: "chunk-text", tabIndex: 0,
+          "aria-label": t("chunks.textLabel", { number: c.index + 1 }) }, c.text)),
+    ];
   }
 
   function renderChunks(answer) {
     const items = answer.items.map((c) => el("article", { class: "chunk", "data-index": c.index,
       "aria-labelledby": `chunk-${c.index}` },
     el("header", {},
-      el("h3", { id: `chunk-${c.index}` }, `Chunk ${c.index + 1}`),
+      el("h3", { id: `chunk-${c.index}` }, t("chunks.title", { number: c.index + 1 })),
       el("span", { class: "chunk-meta" },
-        [`${number(c.token_count)} tokens`, pages(c), c.kinds.join(", ")].filter(Boolean).join(" \u00b7 "))),
+        [t("chunks.tokens", { count: number(c.token_count) }), c.kinds.join(", ")].filter(Boolean).join(" \u00b7 "),
+        pages(c) ? el("span", { class: "chunk-pages", title: t("chunks.pagesHint") }, ` \u00b7 ${pages(c)}`) : null)),
     el("p", { class: "heading-path" },
-      el("span", { class: "visually-hidden" }, "Heading path: "),
-      c.headings.length ? c.headings.join(" \u203a ") : "(before the first heading)"),
-    el("pre", { class: "chunk-text", tabIndex: 0, "aria-label": `Text of chunk ${c.index + 1}` }, c.text)));
+      el("span", { class: "visually-hidden" }, t("chunks.headingPath")),
+      c.headings.length ? c.headings.join(" \u203a ") : t("chunks.beforeHeading")),
+    ...chunkBody(c)));
     $("chunks").replaceChildren(...items);
+    const summary = answer.total === 1 ? t("chunks.summaryOne") : t("chunks.summary", { count: answer.total });
     $("chunks-summary").textContent = answer.total
-      ? `${answer.total} chunk${answer.total === 1 ? "" : "s"} of the indexed version` +
-        (answer.total > answer.items.length ? `; the first ${answer.items.length} are shown.` : ".")
-      : (Ui.IN_FLIGHT.has(detail.status) ? "No chunks indexed yet: they appear here as soon as the document is indexed."
-        : "No chunks are indexed for this document.");
+      ? summary + (answer.total > answer.items.length
+        ? t("chunks.firstShown", { count: answer.items.length }) : ".")
+      : (Ui.IN_FLIGHT.has(detail.status) ? t("chunks.notYet") : t("chunks.none"));
   }
 
   async function refresh() {
     if (!documentId) return false;
     detail = await Api.call("GET", `/v1/documents/${documentId}`);
     $("document-title").textContent = detail.title || detail.external_id;
-    document.title = `${detail.title || detail.external_id} \u2013 Content ingestion`;
+    document.title = `${detail.title || detail.external_id} \u2013 ${t("app.name")}`;
     renderFacts(detail);
     renderError(detail);
     renderVersions(detail);
     renderHistory(detail);
     const deleted = detail.status === "deleted";
     $("reingest-button").disabled = deleted;
+    // Re-ingesting sends the same bytes again: pointless when the file itself is the problem.
+    $("reingest-button").hidden = detail.status === "failed" && Boolean(detail.error)
+      && FILE_MUST_CHANGE.has(detail.error.code);
     $("delete-button").disabled = deleted;
-    const key = `${detail.current_version_id}:${detail.chunk_count}`;
+    const key = `${I18n.lang}:${detail.current_version_id}:${detail.chunk_count}`;
     if (shownChunksOf !== key) {
       renderChunks(await Api.call("GET", `/v1/documents/${documentId}/chunks`, { params: { limit: 1000 } }));
       shownChunksOf = key;
@@ -159,7 +195,7 @@ const DocumentView = (() => {
       $("versions-table").querySelector("tbody").replaceChildren();
       $("chunks-summary").textContent = "";
       $("document-error").hidden = true;
-      $("document-title").textContent = "Loading…";
+      $("document-title").textContent = t("document.loading");
     }
   }
 
@@ -184,7 +220,7 @@ const DocumentView = (() => {
       const accepted = await Api.call("POST", `/v1/documents/${documentId}/reingest`);
       requestRefresh();
       return accepted;
-    }, "Sent through the pipeline again as a new version.").catch(options.onUnauthorized));
+    }, t("action.reingested")).catch(options.onUnauthorized));
     $("delete-button").addEventListener("click", () => {
       dialog.returnValue = "";
       dialog.showModal();
@@ -194,12 +230,12 @@ const DocumentView = (() => {
         $("delete-button").focus();
         return;
       }
-      const name = detail ? (detail.title || detail.external_id) : "The document";
+      const name = detail ? (detail.title || detail.external_id) : t("action.theDocument");
       act(async () => {
         await Api.call("DELETE", `/v1/documents/${documentId}`);
-        Ui.setMessage($("flash"), `Deleted \u201c${name}\u201d.`, "ok");
+        Ui.setMessage($("flash"), t("action.deleted", { name }), "ok");
         navigate("#/documents");
-      }, `Deleted \u201c${name}\u201d.`).catch(options.onUnauthorized);
+      }, t("action.deleted", { name })).catch(options.onUnauthorized);
     });
   }
 

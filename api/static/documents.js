@@ -33,8 +33,8 @@ const DocumentsView = (() => {
     const body = $("documents-table").querySelector("tbody");
     const existing = new Map([...body.rows].map((tr) => [tr.dataset.id, tr]));
     const rows = items.map((doc) => {
-      const signature = JSON.stringify([doc.title, doc.external_id, doc.source, doc.status,
-        doc.updated_at, doc.chunk_count, doc.token_count]);
+      const signature = JSON.stringify([I18n.lang, doc.title, doc.external_id, doc.source,
+        doc.status, doc.updated_at, doc.chunk_count, doc.token_count]);
       let tr = existing.get(doc.id);
       if (!tr) tr = el("tr", { "data-id": doc.id });
       if (tr.dataset.signature !== signature) {
@@ -54,21 +54,23 @@ const DocumentsView = (() => {
     });
     if (!items.length) {
       body.replaceChildren(el("tr", { class: "empty" },
-        el("td", { colSpan: 6 }, state.q || state.status || state.source
-          ? "No documents match these filters." : "No documents yet: upload some.")));
+        el("td", { colSpan: 6 }, I18n.t(state.q || state.status || state.source
+          ? "documents.noMatch" : "documents.none"))));
     }
   }
 
   function summarise(items) {
     const busy = items.filter((d) => Ui.IN_FLIGHT.has(d.status)).length;
     const failed = items.filter((d) => d.status === "failed").length;
-    const parts = [`${state.total} document${state.total === 1 ? "" : "s"}`];
-    if (busy) parts.push(`${busy} in progress (updating live)`);
-    if (failed) parts.push(`${failed} failed`);
+    const t = I18n.t;
+    const parts = [state.total === 1 ? t("documents.countOne")
+      : t("documents.count", { count: state.total })];
+    if (busy) parts.push(t("documents.inProgress", { count: busy }));
+    if (failed) parts.push(t("documents.failed", { count: failed }));
     $("documents-summary").textContent = parts.join(", ") + ".";
     const first = state.total ? state.offset + 1 : 0;
     const last = Math.min(state.offset + PAGE, state.total);
-    $("page-text").textContent = `${first}\u2013${last} of ${state.total}`;
+    $("page-text").textContent = t("documents.range", { first, last, total: state.total });
     $("prev-page").disabled = state.offset === 0;
     $("next-page").disabled = state.offset + PAGE >= state.total;
     return busy > 0;
@@ -77,12 +79,12 @@ const DocumentsView = (() => {
   async function loadSources() {
     const select = $("source-filter");
     const answer = await Api.call("GET", "/v1/documents/sources");
-    const signature = JSON.stringify(answer.items);
+    const signature = JSON.stringify([I18n.lang, answer.items]);
     if (select.dataset.signature === signature) return; // an open list is left alone
     select.dataset.signature = signature;
     const chosen = select.value;
     select.replaceChildren(
-      el("option", { value: "" }, "All sources"),
+      el("option", { value: "" }, I18n.t("documents.allSources")),
       ...answer.items.map((s) => el("option", { value: s.source }, `${s.source} (${s.documents})`)),
     );
     if (chosen && !answer.items.some((s) => s.source === chosen)) {
@@ -113,8 +115,9 @@ const DocumentsView = (() => {
     requestRefresh = options.requestRefresh;
     const select = $("status-filter");
     for (const status of Ui.STATUSES) {
-      select.append(el("option", { value: status }, status));
+      select.append(el("option", { value: status, "data-i18n": `badge.${status}` }, status));
     }
+    I18n.apply(select);
     let typing = null;
     $("q").addEventListener("input", () => {
       clearTimeout(typing);

@@ -4,20 +4,12 @@
 const Ui = (() => {
   const IN_FLIGHT = new Set(["received", "converting", "chunking", "embedding", "upserting"]);
 
-  // Stage names in plain words, for the history and the status filter.
-  const STATUS_WORDS = {
-    received: "Received, waiting to be processed",
-    converting: "Converting to text",
-    chunking: "Cutting into chunks",
-    embedding: "Computing embeddings",
-    upserting: "Writing to the search index",
-    indexed: "Indexed: the chatbot can use it",
-    failed: "Failed",
-    unchanged: "Unchanged: same content as the indexed version",
-    superseded: "Superseded by a newer version",
-    deleted: "Deleted",
-  };
-  const STATUSES = Object.keys(STATUS_WORDS);
+  const STATUSES = ["received", "converting", "chunking", "embedding", "upserting", "indexed",
+    "failed", "unchanged", "superseded", "deleted"];
+
+  // Stage names in plain words (history, status filter) and as a badge, in the page's language.
+  const statusWords = (status) => (I18n.has(`status.${status}`) ? I18n.t(`status.${status}`) : status);
+  const statusBadge = (status) => (I18n.has(`badge.${status}`) ? I18n.t(`badge.${status}`) : status);
 
   // Text + shape (a CSS mark per kind), never colour alone.
   function badgeKind(status) {
@@ -58,14 +50,15 @@ const Ui = (() => {
   }
 
   function badge(status) {
-    return el("span", { class: `badge badge-${badgeKind(status)}`, "data-status": status }, status);
+    return el("span", { class: `badge badge-${badgeKind(status)}`, "data-status": status },
+      statusBadge(status));
   }
 
-  const fullTime = new Intl.DateTimeFormat("en-GB", {
+  const fullTime = () => new Intl.DateTimeFormat(I18n.locale, {
     day: "numeric", month: "short", year: "numeric",
     hour: "2-digit", minute: "2-digit", second: "2-digit",
   });
-  const relative = new Intl.RelativeTimeFormat("en", { numeric: "auto" });
+  const relative = () => new Intl.RelativeTimeFormat(I18n.lang, { numeric: "auto" });
 
   function ago(iso) {
     const seconds = Math.round((Date.parse(iso) - Date.now()) / 1000);
@@ -74,8 +67,8 @@ const Ui = (() => {
     let amount = seconds;
     for (const [size, unit] of steps) {
       if (Math.abs(amount) < size) {
-        return unit === "second" && Math.abs(amount) < 10 ? "just now"
-          : relative.format(Math.round(amount), unit);
+        return unit === "second" && Math.abs(amount) < 10 ? relative().format(0, "second")
+          : relative().format(Math.round(amount), unit);
       }
       amount /= size;
     }
@@ -84,7 +77,7 @@ const Ui = (() => {
 
   function time(iso, { withAgo = false } = {}) {
     if (!iso) return el("span", { class: "muted" }, "\u2014");
-    const node = el("time", { dateTime: iso }, fullTime.format(new Date(iso)));
+    const node = el("time", { dateTime: iso }, fullTime().format(new Date(iso)));
     if (!withAgo) return node;
     return el("span", { class: "when" }, el("span", {}, ago(iso)), el("small", {}, node));
   }
@@ -98,7 +91,7 @@ const Ui = (() => {
   }
 
   function number(n) {
-    return new Intl.NumberFormat("en-GB").format(n || 0);
+    return new Intl.NumberFormat(I18n.locale).format(n || 0);
   }
 
   let announceTimer = null;
@@ -116,7 +109,7 @@ const Ui = (() => {
   }
 
   return {
-    IN_FLIGHT, STATUS_WORDS, STATUSES, el, badge, time, ago, duration, number, announce,
+    IN_FLIGHT, STATUSES, statusWords, el, badge, time, ago, duration, number, announce,
     setMessage, safeHref,
   };
 })();

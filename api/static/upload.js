@@ -5,7 +5,9 @@
 const UploadView = (() => {
   const { el, announce } = Ui;
   const limit = Number(document.querySelector('meta[name="max-upload-bytes"]').content) || 0;
-  const queue = []; // {file, state: ready|uploading|done|refused, progress, message, documentId}
+  // {file, state: ready|uploading|done|refused, progress, say: () => message, documentId}
+  const queue = [];
+  const t = I18n.t;
   let busy = false;
   let counter = 0;
   let onUnauthorized = () => {};
@@ -14,11 +16,11 @@ const UploadView = (() => {
 
   function add(files) {
     for (const file of files) {
-      const item = { key: ++counter, file, state: "ready", progress: 0, message: "Ready to upload" };
+      const item = { key: ++counter, file, state: "ready", progress: 0, say: () => t("upload.ready") };
       if (limit && file.size > limit) {
-        refuse(item, `Refused: too large (max ${Api.formatBytes(limit)}).`);
+        refuse(item, () => t("problem.413", { limit: Api.formatBytes(limit) }));
       } else if (file.size === 0) {
-        refuse(item, "Refused: the file is empty.");
+        refuse(item, () => t("problem.empty"));
       }
       queue.push(item);
     }
@@ -26,13 +28,13 @@ const UploadView = (() => {
     const ready = queue.filter((i) => i.state === "ready").length;
     const refused = queue.filter((i) => i.state === "refused" && !i.announced);
     refused.forEach((i) => { i.announced = true; });
-    announce(`${ready} file(s) ready to upload.` +
-      refused.map((i) => ` ${i.file.name}: ${i.message}`).join(""));
+    announce(t("upload.readyCount", { count: ready }) +
+      refused.map((i) => ` ${i.file.name}: ${i.say()}`).join(""));
   }
 
-  function refuse(item, message) {
+  function refuse(item, say) {
     item.state = "refused";
-    item.message = message;
+    item.say = say;
   }
 
   function render() {
@@ -41,28 +43,29 @@ const UploadView = (() => {
     $("queue-empty").hidden = queue.length > 0;
     const ready = queue.filter((i) => i.state === "ready").length;
     $("upload-button").disabled = busy || ready === 0;
-    $("upload-button").textContent = ready > 1 ? `Upload ${ready} files` : "Upload";
+    $("upload-button").textContent = ready > 1 ? t("upload.buttonMany", { count: ready })
+      : t("upload.button");
     $("clear-button").disabled = busy || queue.length === 0;
   }
 
   function row(item, index) {
     const label = `${item.file.name}, ${Api.formatBytes(item.file.size)}`;
-    const message = el("span", { class: "queue-message", "data-kind": item.state }, item.message);
+    const message = el("span", { class: "queue-message", "data-kind": item.state }, item.say());
     if (item.state === "done" && item.documentId) {
-      message.append(" ", el("a", { href: `#/documents/${item.documentId}` }, "Follow it"));
+      message.append(" ", el("a", { href: `#/documents/${item.documentId}` }, t("upload.follow")));
     }
     return el(
       "li",
       { class: `queue-item state-${item.state}`, "data-key": item.key, "data-file": item.file.name },
       el("span", { class: "queue-name" }, item.file.name,
         el("small", {}, ` ${Api.formatBytes(item.file.size)}`)),
-      el("progress", { max: 1, value: item.progress, "aria-label": `Upload of ${label}` }),
+      el("progress", { max: 1, value: item.progress, "aria-label": t("upload.progressLabel", { name: label }) }),
       message,
       item.state === "ready" && !busy
         ? el("button", {
-          type: "button", class: "link-button", "aria-label": `Remove ${item.file.name}`,
+          type: "button", class: "link-button", "aria-label": t("upload.removeLabel", { name: item.file.name }),
           onclick: () => { queue.splice(index, 1); render(); },
-        }, "Remove")
+        }, t("upload.remove"))
         : null,
     );
   }
@@ -71,6 +74,7 @@ const UploadView = (() => {
     const value = (id) => $(id).value.trim();
     return {
       title: count === 1 ? value("f-title") : "",
+      folder: value("f-folder"),
       source_url: value("f-source-url"),
       language: value("f-language"),
       tags: value("f-tags"),
@@ -85,7 +89,7 @@ const UploadView = (() => {
     const form = fields(ready.length);
     for (const item of ready) {
       item.state = "uploading";
-      item.message = "Uploading…";
+      item.say = () => t("upload.uploading");
       render();
       try {
         const answer = await Api.upload(item.file, form, (share) => {
@@ -97,11 +101,11 @@ const UploadView = (() => {
         item.state = "done";
         item.progress = 1;
         item.documentId = accepted.document_id;
-        item.message = `Received as version ${accepted.version}.`;
-        announce(`${item.file.name}: received.`);
+        item.say = () => received(accepted);
+        announce(`${t("upload.receivedAnnounce", { name: item.file.name })} ${received(accepted)}`);
       } catch (error) {
-        refuse(item, error.message);
-        announce(`${item.file.name}: ${error.message}`);
+        refuse(item, () => (error.describe ? error.describe() : error.message));
+        announce(`${item.file.name}: ${item.say()}`);
         if (error.status === 401) {
           busy = false;
           render();
@@ -115,9 +119,28 @@ const UploadView = (() => {
     render();
   }
 
+  // "Received as version 2. New version of “Knieoperatie”, uploaded by editors on 22 Nov 2026."
+  function received(accepted) {
+    const words = t("upload.received", { version: accepted.version });
+    const before = accepted.new_version_of;
+    if (!before) return words;
+    return `${words} ${t("upload.newVersion", {
+      title: before.title || before.filename || accepted.external_id,
+      who: before.uploaded_by || t("upload.unknown"),
+      date: new Intl.DateTimeFormat(I18n.locale, { dateStyle: "medium", timeStyle: "short" })
+        .format(new Date(before.uploaded_at)),
+    })}`;
+  }
+
+  function texts() {
+    $("drop-hint").textContent = t("upload.dropHint",
+      { limit: limit ? Api.formatBytes(limit) : t("upload.theLimit") });
+    render();
+  }
+
   function init(options) {
     onUnauthorized = options.onUnauthorized;
-    $("limit-text").textContent = limit ? Api.formatBytes(limit) : "the upload limit";
+    I18n.onChange(texts);
     const input = $("file-input");
     const zone = $("drop-zone");
     zone.addEventListener("click", () => input.click());
@@ -131,7 +154,7 @@ const UploadView = (() => {
     });
     $("upload-form").addEventListener("submit", send);
     $("clear-button").addEventListener("click", () => { queue.length = 0; render(); });
-    render();
+    texts();
   }
 
   return { init, show: () => {}, refresh: async () => false };

@@ -295,3 +295,23 @@ def recent_stage_times(session: Session, limit: int = 500) -> list[sa.Row[Any]]:
             .limit(limit)
         ).all()
     )
+
+
+def documents_with_id_prefix(session: Session, prefix: str) -> list[Document]:
+    """The documents whose id starts with `prefix` (as `ingest status` shows ids). Compared in
+    Python so it reads the same on SQLite (ids stored without dashes) and Postgres."""
+    wanted = prefix.lower()
+    ids = [i for i in session.scalars(sa.select(Document.id)) if str(i).startswith(wanted)]
+    return [doc for i in ids[:20] if (doc := session.get(Document, i)) is not None]
+
+
+def previous_version(
+    session: Session, document_id: uuid.UUID, number: int
+) -> tuple[DocumentVersion, str | None] | None:
+    """The version before version `number` of a document, and the document's title."""
+    row = session.execute(
+        sa.select(DocumentVersion, Document.title)
+        .join(Document, Document.id == DocumentVersion.document_id)
+        .where(DocumentVersion.document_id == document_id, DocumentVersion.number == number - 1)
+    ).first()
+    return (row[0], row[1]) if row else None

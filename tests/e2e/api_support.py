@@ -13,13 +13,13 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-import redis
 import sqlalchemy as sa
 from fastapi.testclient import TestClient
 
 from api.app import create_app
 from api.webhook import sign
 from shared.settings import Settings, get_settings
+from tests.services import empty_redis_database
 
 EDITOR_KEY = "editor-key-0123456789"
 BARE_KEY = "bare-key-9876543210"
@@ -53,7 +53,7 @@ def use_settings(monkeypatch: pytest.MonkeyPatch, **env: str) -> Settings:
 def api_settings(pg: str, redis_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[Settings]:
     """Keys, webhook secret, a small upload limit, the test run's Postgres and Redis db."""
     monkeypatch.delenv("QDRANT_URL", raising=False)
-    redis.Redis.from_url(redis_url).flushdb()  # no messages left by an earlier test
+    empty_redis_database(redis_url)  # no messages left by an earlier test
     yield use_settings(
         monkeypatch,
         API_KEYS=API_KEYS,
@@ -61,7 +61,7 @@ def api_settings(pg: str, redis_url: str, monkeypatch: pytest.MonkeyPatch) -> It
         MAX_UPLOAD_BYTES=str(MAX_UPLOAD_BYTES),
         REDIS_URL=redis_url,
     )
-    redis.Redis.from_url(redis_url).flushdb()  # no chain messages left for a later worker
+    empty_redis_database(redis_url)  # no chain messages left for a later worker
     get_settings.cache_clear()
     point_celery_at_current_settings()
 

@@ -29,7 +29,7 @@ from tests.e2e.api_support import (
 )
 from tests.pdfs import brochure_pdf
 from tests.pipeline import PipelineEnv
-from tests.services import serve_http
+from tests.services import empty_redis_database, serve_http
 from tests.workers import wait_for
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration]
@@ -60,7 +60,7 @@ def page(title: str, sections: int = 6, seed: int = 1) -> str:
 def http(
     pipeline: PipelineEnv, redis_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[TestClient]:
-    redis.Redis.from_url(redis_url).flushdb()
+    empty_redis_database(redis_url)
     settings = use_settings(
         monkeypatch,
         API_KEYS=API_KEYS,

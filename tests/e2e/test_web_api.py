@@ -114,13 +114,17 @@ def test_the_page_is_served_with_the_limit_and_a_strict_policy(anonymous: TestCl
     assert page.status_code == 200
     assert page.headers["content-type"].startswith("text/html")
     assert f'<meta name="max-upload-bytes" content="{MAX_UPLOAD_BYTES}">' in page.text
-    assert '<html lang="en">' in page.text
+    assert '<html lang="nl">' in page.text  # Dutch by default; the switch sets `lang` itself
     policy = page.headers["content-security-policy"]
     assert "script-src 'self'" in policy and "frame-ancestors 'none'" in policy
-    for asset in ("app.js", "api.js", "ui.js", "upload.js", "documents.js", "document.js"):
+    for asset in ("i18n.js", "markdown.js", "app.js", "api.js", "ui.js", "upload.js",
+                  "documents.js", "document.js"):
         assert f'src="/static/{asset}"' in page.text
         script = anonymous.get(f"/static/{asset}")
         assert script.status_code == 200 and "javascript" in script.headers["content-type"]
     assert anonymous.get("/static/app.css").status_code == 200
+    assert '<link rel="icon" href="/static/favicon.svg"' in page.text
+    icon = anonymous.get("/static/favicon.svg")
+    assert icon.status_code == 200 and icon.headers["content-type"].startswith("image/svg+xml")
     assert anonymous.get("/static/missing.js").status_code == 404
     assert "/" not in anonymous.get("/openapi.json").json()["paths"]

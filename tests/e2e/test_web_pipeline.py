@@ -14,7 +14,6 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
-import redis
 from playwright.sync_api import Locator, Page, expect
 
 from api.app import create_app
@@ -29,6 +28,7 @@ from tests.e2e.web_support import (
 )
 from tests.pdfs import BROCHURE_TITLE, brochure_pdf, encrypted_pdf
 from tests.pipeline import PipelineEnv
+from tests.services import empty_redis_database
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration]
 
@@ -61,7 +61,7 @@ Na de operatie gaat u naar de uitslaapkamer en daarna naar de verpleegafdeling.
 
 @pytest.fixture
 def site(pipeline: PipelineEnv, redis_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    redis.Redis.from_url(redis_url).flushdb()
+    empty_redis_database(redis_url)
     settings = use_settings(monkeypatch, API_KEYS=API_KEYS, CMS_WEBHOOK_SECRET=WEBHOOK_SECRET)
     with ServedApp(create_app(settings)) as base_url:
         yield base_url

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -64,7 +65,7 @@ class ServedApp:
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
     if not Path(CHROMIUM).exists():
-        raise RuntimeError(f"{CHROMIUM} is missing: run `bash .ci/browser` (installs Chromium).")
+        raise RuntimeError(f"{CHROMIUM} is missing: run `bash .ci/setup-tests` ")
     with sync_playwright() as playwright:
         chromium = playwright.chromium.launch(
             executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
@@ -73,11 +74,14 @@ def browser() -> Iterator[Browser]:
         chromium.close()
 
 
-@pytest.fixture
-def page(browser: Browser) -> Iterator[Page]:
-    """A fresh tab at laptop size; a JavaScript error or console error fails the test."""
+@contextmanager
+def open_tab(browser: Browser, language: str | None) -> Iterator[Page]:
+    """A fresh tab at laptop size; a JavaScript error or console error fails the test. With a
+    `language`, the page starts in it as if the editor had chosen it with the switch before."""
     context = browser.new_context(viewport=LAPTOP, locale="en-GB")
     context.set_default_timeout(TIMEOUT_MS)
+    if language:
+        context.add_init_script(f"localStorage.setItem('ingest.lang', '{language}')")
     tab = context.new_page()
     errors: list[str] = []
     tab.on("pageerror", lambda error: errors.append(f"page error: {error}"))
@@ -97,6 +101,20 @@ def page(browser: Browser) -> Iterator[Page]:
     assert errors == []
 
 
+@pytest.fixture
+def page(browser: Browser) -> Iterator[Page]:
+    """The page in English (the editor's switch, remembered): the tests written in English."""
+    with open_tab(browser, "en") as tab:
+        yield tab
+
+
+@pytest.fixture
+def dutch_page(browser: Browser) -> Iterator[Page]:
+    """The page as a new editor first sees it: Dutch, the default."""
+    with open_tab(browser, None) as tab:
+        yield tab
+
+
 def submit_key(page: Page, base_url: str, key: str) -> None:
     """Type a key into the sign-in form and send it; whether it is accepted is the caller's."""
     page.goto(base_url + "/")
@@ -111,10 +129,12 @@ def sign_in(page: Page, base_url: str, key: str) -> None:
     expect(page.get_by_role("heading", name="Upload documents", level=1)).to_be_focused()
 
 
-def choose_files(page: Page, *files: tuple[str, str, bytes]) -> None:
-    """Through the page's file picker (what the drop zone button opens)."""
+def choose_files(
+    page: Page, *files: tuple[str, str, bytes], zone: str = "Drop files here or choose files"
+) -> None:
+    """Through the page's file picker (what the drop zone button, named `zone`, opens)."""
     with page.expect_file_chooser() as chooser:
-        page.get_by_role("button", name="Drop files here or choose files").click()
+        page.get_by_role("button", name=zone).click()
     chooser.value.set_files(
         [{"name": name, "mimeType": mime, "buffer": data} for name, mime, data in files]
     )
@@ -133,7 +153,7 @@ def table_row(page: Page, title: str) -> Locator:
 def screenshot(page: Page, name: str, height: int | None = None) -> None:
     """The laptop-sized window, or the page's top `height` pixels for a long page."""
     DOCS.mkdir(exist_ok=True)
-    path = str(DOCS / f"screenshot-{name}.png")
+    path = str(DOCS / f"screenshot-{name}.png")  # the README shows the Dutch ones (`nl-*`)
     if height is None:
         page.screenshot(path=path)
     else:

@@ -1,4 +1,4 @@
-"""Properties of the chunker on generated Markdown and on every file of the shared corpus."""
+"""Properties of the chunker on generated Markdown and on every page of the test corpus."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from shared.pipeline.chunk import ChunkSettings, chunk_markdown
-from tests.conftest import CORPUS
+from tests.conftest import CORPUS_PAGES
 from tests.unit.test_chunk_helpers import check_chunks
 
-CORPUS_FILES = sorted(CORPUS.rglob("*.md"))
+CORPUS_FILES = CORPUS_PAGES
 SMALL = ChunkSettings(target_tokens=90, max_tokens=120, overlap_tokens=25, min_tokens=20)
 
 _word = st.one_of(
@@ -109,7 +109,7 @@ def test_same_input_same_output(text: str, across: bool) -> None:
 
 
 def test_corpus_is_there() -> None:
-    assert len(CORPUS_FILES) > 100
+    assert len(CORPUS_FILES) == 48
 
 
 @pytest.mark.parametrize("path", CORPUS_FILES, ids=lambda p: f"{p.parent.name}/{p.name}")

@@ -12,23 +12,23 @@ from tests.conftest import CORPUS
 from worker.cli.main import app
 
 runner = CliRunner()
-BLISTERS = CORPUS / "nhs-conditions" / "blisters.md"
+SHINGLES = CORPUS / "nhs-conditions" / "shingles.md"
 
 
 def test_json_lines_carry_the_chunk_fields() -> None:
-    result = runner.invoke(app, ["chunk", "--json", str(BLISTERS)])
+    result = runner.invoke(app, ["chunk", "--json", str(SHINGLES)])
     assert result.exit_code == 0, result.output
     records = [json.loads(line) for line in result.stdout.splitlines()]
-    expected = chunk_markdown(BLISTERS.read_text(encoding="utf-8"))
+    expected = chunk_markdown(SHINGLES.read_text(encoding="utf-8"))
     assert len(records) == len(expected) > 1
     for record, chunk in zip(records, expected, strict=True):
-        assert record["file"] == str(BLISTERS)
+        assert record["file"] == str(SHINGLES)
         assert record["text"] == chunk.text and record["token_count"] == chunk.token_count
         assert record["headings"] == chunk.headings and record["kinds"] == chunk.kinds
         assert (record["char_start"], record["char_end"]) == (chunk.char_start, chunk.char_end)
         assert record["overlap_tokens"] == chunk.overlap_tokens
         assert record["pages"] is None
-        assert record["metadata"]["title"] == "Blisters"
+        assert record["metadata"]["title"] == "Shingles"
 
 
 def test_human_view_lists_each_chunk(tmp_path: Path) -> None:
@@ -36,7 +36,7 @@ def test_human_view_lists_each_chunk(tmp_path: Path) -> None:
     (tmp_path / "skip.png").write_bytes(b"\x89PNG")
     result = runner.invoke(app, ["chunk", str(tmp_path)])
     assert result.exit_code == 0, result.output
-    assert "knie.md (1 chunks)" in result.stdout
+    assert "knie.md (1 chunk)" in result.stdout
     assert "Knieoperatie" in result.stdout and "skip.png" not in result.stdout
 
 

@@ -322,7 +322,7 @@ def test_docker_compose_config_accepts_the_file_and_demands_the_passwords(
     tmp_path: Path,
 ) -> None:
     binary = shutil.which("docker-compose")
-    assert binary, "docker-compose (v1, Debian package) is missing: run .ci/system-packages"
+    assert binary, "docker-compose (v1, Debian package) is missing: run `bash .ci/setup-tests`"
     shutil.copy(ROOT / "docker-compose.yml", tmp_path)
     shutil.copy(ROOT / ".env.example", tmp_path / ".env")
 

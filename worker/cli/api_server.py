@@ -5,10 +5,6 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
-import uvicorn
-
-from shared import migrate
-from shared.settings import get_settings
 
 
 def serve(
@@ -18,6 +14,11 @@ def serve(
     workers: Annotated[int, typer.Option(min=1, help="Worker processes.")] = 1,
 ) -> None:
     """Serve the upload API, the CMS webhook, health checks and metrics."""
+    import uvicorn
+
+    from shared import migrate
+    from shared.settings import get_settings
+
     settings = get_settings()
     if not settings.api_keys:
         typer.echo("warning: API_KEYS is empty: every /v1/documents request will be refused.")

@@ -5,18 +5,17 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
-from rich.table import Table
 
-from shared.errors import IngestError
-from shared.pipeline.chunk import Chunk, ChunkSettings, chunk_markdown
-from shared.pipeline.convert import convert, detect_media_type
-from shared.settings import get_settings
+from worker.cli.files import SUFFIXES, plural
 
-SUFFIXES = {".md", ".markdown", ".txt", ".pdf"}
+if TYPE_CHECKING:
+    from rich.table import Table
+
+    from shared.pipeline.chunk import Chunk
 
 
 def chunk(
@@ -26,6 +25,11 @@ def chunk(
     ] = False,
 ) -> None:
     """Print the chunks of Markdown or PDF files (and folders of them)."""
+    from shared.errors import IngestError
+    from shared.pipeline.chunk import ChunkSettings, chunk_markdown
+    from shared.pipeline.convert import convert, detect_media_type
+    from shared.settings import get_settings
+
     settings = ChunkSettings.from_settings(get_settings())
     out = Console(highlight=False, soft_wrap=True)
     err = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -66,7 +70,9 @@ def _files(paths: list[Path]) -> Iterator[Path]:
 
 
 def _table(path: Path, chunks: list[Chunk]) -> Table:
-    table = Table(title=f"{path} ({len(chunks)} chunks)", title_justify="left")
+    from rich.table import Table
+
+    table = Table(title=f"{path} ({plural(len(chunks), 'chunk')})", title_justify="left")
     table.add_column("#", justify="right")
     table.add_column("tokens", justify="right")
     table.add_column("headings")

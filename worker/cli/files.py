@@ -1,23 +1,69 @@
-"""Finding the documents under the paths given on the command line."""
+"""Finding the documents under the paths given on the command line, and naming them.
+
+The identity rule (README, "Command line"): a file's document is keyed by `source` and an
+external id. The external id is the file's absolute path, so the same file is the same document
+whatever the working directory and however it was named (`ingest run knieoperatie.md` from its
+folder, `ingest run folder/` from the parent). With `--id-prefix P` it is `P` plus the path
+relative to the folder given (a file given by itself: its name), which stays the same when the
+folder moves to another place or machine.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 SUFFIXES = {".md", ".markdown", ".txt", ".pdf"}
 
 
-def document_files(paths: Iterable[Path]) -> list[Path]:
-    """Files named directly, and every Markdown, text or PDF file under the folders, sorted."""
-    found: list[Path] = []
+@dataclass(frozen=True)
+class Found:
+    path: Path
+    external_id: str
+
+
+@dataclass
+class Listing:
+    """The files to ingest, and those under the folders left out for their type."""
+
+    files: list[Found] = field(default_factory=list)
+    unsupported: list[Path] = field(default_factory=list)
+
+
+def external_id(path: Path, base: Path | None, id_prefix: str | None) -> str:
+    """The document key of `path`, found under the folder `base` (None: named by itself)."""
+    if id_prefix is None:
+        return path.resolve().as_posix()
+    relative = path.resolve().relative_to(base.resolve()) if base else Path(path.name)
+    return id_prefix + relative.as_posix()
+
+
+def document_files(paths: Iterable[Path], id_prefix: str | None = None) -> Listing:
+    """Files named directly, and every Markdown, text or PDF file under the folders, sorted;
+    other files under the folders are listed as unsupported. A file found twice counts once."""
+    listing = Listing()
+    seen: set[Path] = set()
+
+    def add(path: Path, base: Path | None) -> None:
+        if path.resolve() not in seen:
+            seen.add(path.resolve())
+            listing.files.append(Found(path, external_id(path, base, id_prefix)))
+
     for path in paths:
         if path.is_dir():
-            found.extend(
-                sorted(p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in SUFFIXES)
-            )
+            for found in sorted(p for p in path.rglob("*") if p.is_file()):
+                if found.suffix.lower() in SUFFIXES:
+                    add(found, path)
+                elif not any(part.startswith(".") for part in found.relative_to(path).parts):
+                    listing.unsupported.append(found)
         elif path.is_file():
-            found.append(path)
+            add(path, None)
         else:
             raise FileNotFoundError(f"{path}: no such file or folder")
-    return found
+    return listing
+
+
+def plural(count: int, word: str, many: str | None = None) -> str:
+    """`1 chunk`, `2 chunks`, `0 documents`."""
+    return f"{count} {word if count == 1 else (many or word + 's')}"

@@ -2,54 +2,81 @@
 
 `ingest run` sends files through the same Celery chain as the API, run in-process (the
 embedded default: SQLite, local Qdrant, hashing embedder unless OPENAI_API_KEY is set).
+
+Start-up: `ingest --help` and `ingest status` must stay fast, so this module imports only typer
+and the standard library at the top; each command imports the service parts it uses inside its
+body (measure with `python -X importtime -m worker.cli.main --help`).
 """
 
 from __future__ import annotations
 
-import os
 import uuid
-from collections import Counter
 from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from celery.exceptions import Retry
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
-from shared import ingest, migrate
-from shared import repository as repo
-from shared.db import transaction
-from shared.pipeline.convert import detect_media_type
-from shared.pipeline.verify import verify as verify_index
-from shared.settings import get_settings
-from worker.cli.files import document_files
+from worker.cli.files import document_files, plural
+from worker.cli.output import console, errors
 
-console = Console()
-errors = Console(stderr=True)
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
+
+    from shared import repository as repo
+    from shared.models import Document
 
 
 def _in_process() -> None:
     """Run Celery tasks in this process and make sure the schema exists."""
+    from shared import migrate
     from worker.app import app
 
     app.conf.task_always_eager = True
     migrate.ensure_embedded_schema()
 
 
-def run(paths: list[Path] = typer.Argument(..., help="Files and folders to ingest.")) -> None:
+def run(
+    paths: list[Path] = typer.Argument(..., help="Files and folders to ingest."),
+    id_prefix: Annotated[
+        str | None,
+        typer.Option(
+            help="Name documents PREFIX + path relative to the folder given (default: the "
+            "file's absolute path).",
+        ),
+    ] = None,
+    source: Annotated[str, typer.Option(help="The documents' source (kept with them).")] = "files",
+    log_file: Annotated[
+        Path, typer.Option(help="Where log lines go while the progress bar runs.")
+    ] = Path(".ingest/ingest.log"),
+) -> None:
     """Ingest files and folders (Markdown, text, PDF) and print a summary."""
+    from celery.exceptions import Retry
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from shared import ingest
+    from shared import repository as repo
+    from shared.db import transaction
+    from shared.log import configure_logging
+    from shared.pipeline.convert import detect_media_type
+    from shared.settings import get_settings
     from worker.chain import enqueue_version
 
-    _in_process()
-    settings = get_settings()
-    if not settings.use_openai:
-        errors.print("[yellow]embeddings: hashing embedder (lexical, offline, not for production)")
     try:
-        files = document_files(paths)
+        listing = document_files(paths, id_prefix)
     except FileNotFoundError as exc:
-        errors.print(f"[red]{exc}")
-        raise typer.Exit(2) from exc
+        errors.print(f"[red]error: {exc}", markup=True, highlight=False)
+        raise typer.Exit(2) from None
+    settings = get_settings()
+    log_file.parent.mkdir(parents=True, exist_ok=True)
+    log_stream = log_file.open("a", encoding="utf-8")
+    configure_logging(settings, log_stream)  # never into the progress bar
+    _in_process()
+    configure_logging(settings, log_stream)  # again: Celery may have set up its own
+    if not settings.use_openai:
+        errors.print(
+            "[yellow]embeddings: hashing embedder (lexical word matching, offline, not for "
+            "production); set OPENAI_API_KEY to embed with OpenAI"
+        )
 
     def run_now(version_id: uuid.UUID) -> None:
         """Run the whole chain here; what it could not finish ends `failed` with the reason."""
@@ -68,36 +95,58 @@ def run(paths: list[Path] = typer.Argument(..., help="Files and folders to inges
                 )
 
     registered: list[tuple[Path, repo.Registered]] = []
+    refused: list[tuple[Path, str]] = [(p, "unsupported type") for p in listing.unsupported]
     columns = (
         TextColumn("{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
     )
-    with Progress(*columns, console=errors, transient=True) as progress:
-        task = progress.add_task("ingesting", total=len(files))
-        for path in files:
-            progress.update(task, description=f"ingesting {path.name[:40]}")
-            data = path.read_bytes()
-            new = repo.NewVersion(
-                source="files",
-                external_id=Path(os.path.relpath(path)).as_posix(),
-                content=data,
-                sha256=ingest.sha256(data),
-                media_type=detect_media_type(data, path.name),
-                filename=path.name,
-                uploaded_by="cli",
-            )
-            try:
-                registered.append((path, ingest.submit(new, run_now)))
-            except Exception as exc:  # a crash in one file must not stop the others
-                errors.print(f"[red]{path}: {exc}")
-            progress.advance(task)
-    failed = _summary(registered)
+    try:
+        with Progress(*columns, console=errors, transient=True) as progress:
+            task = progress.add_task("ingesting", total=len(listing.files))
+            for found in listing.files:
+                path = found.path
+                progress.update(task, description=f"ingesting {path.name[:40]}")
+                try:
+                    data = path.read_bytes()
+                    if not data:
+                        refused.append((path, "empty file"))
+                        continue
+                    new = repo.NewVersion(
+                        source=source,
+                        external_id=found.external_id,
+                        content=data,
+                        sha256=ingest.sha256(data),
+                        media_type=detect_media_type(data, path.name),
+                        filename=path.name,
+                        uploaded_by="cli",
+                    )
+                    registered.append((path, ingest.submit(new, run_now)))
+                except OSError as exc:
+                    refused.append((path, f"cannot read ({exc.strerror or exc})"))
+                except Exception as exc:  # a crash in one file must not stop the others
+                    refused.append((path, f"{type(exc).__name__}: {exc}"))
+                finally:
+                    progress.advance(task)
+    finally:
+        configure_logging(settings)  # back to stderr
+        log_stream.close()
+    failed = _summary(registered, refused, log_file)
     raise typer.Exit(1 if failed else 0)
 
 
-def _summary(registered: list[tuple[Path, repo.Registered]]) -> int:
+def _summary(
+    registered: list[tuple[Path, repo.Registered]], refused: list[tuple[Path, str]], log: Path
+) -> int:
+    """Print the counts by status, the files not ingested and the failures; the failures."""
+    from collections import Counter
+
+    from rich.table import Table
+
+    from shared import repository as repo
+    from shared.db import transaction
+
     with transaction() as session:
         versions = {
             v.id: v for v in repo.versions_by_id(session, [r.version_id for _, r in registered])
@@ -115,38 +164,96 @@ def _summary(registered: list[tuple[Path, repo.Registered]]) -> int:
     summary = Table("status", "documents", title="summary")
     for status, count in sorted(counts.items()):
         summary.add_row(status, str(count))
+    for reason in ("empty file", "unsupported type"):
+        if n := sum(1 for _, why in refused if why == reason):
+            summary.add_row("empty" if reason == "empty file" else "unsupported", str(n))
+    if n := sum(1 for _, why in refused if why not in ("empty file", "unsupported type")):
+        summary.add_row("not read", str(n))
     summary.add_row("chunks", str(chunks))
     summary.add_row("tokens spent", str(tokens))
     console.print(summary)
+    if refused:
+        skipped = Table("file", "why", title=f"not ingested ({plural(len(refused), 'file')})")
+        for path, why in refused:
+            skipped.add_row(str(path), why)
+        console.print(skipped)
     if failures.row_count:
         console.print(failures)
-    return counts["failed"]
+    console.print(f"log: {log}", highlight=False)
+    return counts["failed"] + sum(1 for _, why in refused if why != "unsupported type")
 
 
-def status(document: str | None = typer.Argument(None, help="Document id or external id.")) -> None:
+def lookup(session: Session, key: str) -> Document:
+    """The document a user means by `key`: its id, a unique prefix of its id, its external id,
+    or (for `ingest run` documents) the path of its file. Exits with one line otherwise."""
+    from shared import repository as repo
+
+    found = repo.find_document(session, key)
+    if found is None and Path(key).is_file():
+        found = repo.find_document(session, Path(key).resolve().as_posix())
+    if found is not None:
+        return found
+    matches = repo.documents_with_id_prefix(session, key) if len(key) >= 4 else []
+    if len(matches) == 1:
+        return matches[0]
+    if matches:
+        ids = ", ".join(str(doc.id) for doc in matches[:5])
+        errors.print(f"error: {key!r} starts {plural(len(matches), 'document id')}: {ids}; "
+                     "give more of the id", markup=False, highlight=False)
+    else:
+        errors.print(f"error: no document {key!r} (give its id, the start of its id, its "
+                     "external id or its file)", markup=False, highlight=False)
+    raise typer.Exit(1)
+
+
+def _no_embedded_database() -> bool:
+    """True when the embedded default's SQLite file does not exist yet: nothing to show, and no
+    reason to pay for Alembic (a second of start-up) just to create an empty schema."""
+    from shared.settings import get_settings
+
+    url = get_settings().database_url
+    if not url.startswith("sqlite"):
+        return False
+    database = url.split("///", 1)[-1].split("?", 1)[0]
+    return database not in ("", ":memory:") and not Path(database).exists()
+
+
+def status(
+    document: str | None = typer.Argument(
+        None, help="Document id (or a unique start of it), external id or file."
+    ),
+) -> None:
     """Documents by status, or one document's versions and history."""
-    migrate.ensure_embedded_schema()
+    if _no_embedded_database():
+        console.print("no documents yet: `ingest run PATH...` ingests files and folders")
+        return
+    from rich.table import Table
+
+    from shared import repository as repo
+    from shared.db import transaction
+
     with transaction() as session:
         if document is None:
             table = Table("status", "documents", title="documents")
             for name, count in sorted(repo.status_counts(session).items()):
                 table.add_row(name, str(count))
             console.print(table)
-            recent = Table("id", "external id", "title", "updated", title="recently changed")
+            # Whole ids (to copy into `ingest status ID`); the title wraps on a narrow terminal.
+            recent = Table(title="recently changed")
+            recent.add_column("id", no_wrap=True, min_width=36)
+            recent.add_column("updated", no_wrap=True, min_width=16)
+            recent.add_column("title")
             for doc in repo.recent_documents(session):
                 recent.add_row(
                     str(doc.id),
-                    doc.external_id,
-                    doc.title or "",
-                    f"{doc.updated_at:%Y-%m-%d %H:%M:%S}",
+                    f"{doc.updated_at:%Y-%m-%d %H:%M}",
+                    doc.title or Path(doc.external_id).name,
                 )
             console.print(recent)
             return
-        found = repo.find_document(session, document)
-        if found is None:
-            errors.print(f"[red]no document {document}")
-            raise typer.Exit(1)
+        found = lookup(session, document)
         console.print(f"[bold]{found.title or found.external_id}[/] {found.id} ({found.source})")
+        console.print(f"external id: {found.external_id}", markup=False, soft_wrap=True)
         versions = Table("v", "status", "chunks", "tokens", "error", title="versions")
         for v in found.versions:
             error = f"[{v.error_code}] {v.error_message}" if v.error_code else ""
@@ -168,6 +275,9 @@ def status(document: str | None = typer.Argument(None, help="Document id or exte
 
 def verify() -> None:
     """Check that Qdrant holds exactly the current chunks (exit 1 otherwise)."""
+    from shared import migrate
+    from shared.pipeline.verify import verify as verify_index
+
     migrate.ensure_embedded_schema()
     report = verify_index()
     console.print(
@@ -186,15 +296,20 @@ def verify() -> None:
     console.print("[green]ok: the index matches the database")
 
 
-def delete(document: str = typer.Argument(..., help="Document id or external id.")) -> None:
+def delete(
+    document: str = typer.Argument(
+        ..., help="Document id (or a unique start of it), external id or file."
+    ),
+) -> None:
     """Delete a document: its points leave the index, its history stays."""
+    from shared import ingest
+    from shared.db import transaction
     from worker.chain import enqueue_delete
 
     _in_process()
     with transaction() as session:
-        found = repo.find_document(session, document)
-        document_id = found.id if found else None
-    if document_id is None or not ingest.remove(document_id, enqueue_delete, actor="cli"):
+        document_id = lookup(session, document).id
+    if not ingest.remove(document_id, enqueue_delete, actor="cli"):
         errors.print(f"[red]no document {document}")
         raise typer.Exit(1)
     console.print(f"deleted {document_id}")
@@ -207,6 +322,9 @@ def reindex(
     ),
 ) -> None:
     """Rebuild Qdrant from Postgres into a new collection, then switch the fleet to it."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from shared import migrate
     from shared.pipeline.reindex import reindex as rebuild
 
     migrate.ensure_embedded_schema()
@@ -223,8 +341,9 @@ def reindex(
             errors.print(f"[red]{exc}")
             raise typer.Exit(2) from exc
     console.print(
-        f"reindexed {report.versions} documents ({report.chunks} chunks, {report.tokens} "
-        f"tokens) into {report.collection}; the fleet now uses it (was {report.previous})."
+        f"reindexed {plural(report.versions, 'document')} ({plural(report.chunks, 'chunk')}, "
+        f"{plural(report.tokens, 'token')}) into {report.collection}; the fleet now uses it "
+        f"(was {report.previous})."
     )
     if not report.verified.ok:
         errors.print(f"[red]verify failed after the switch: {report.verified}")

@@ -1,0 +1,485 @@
+// The page's words in Dutch (the default: the content team is Dutch) and English, in one table
+// per language. `I18n.t("key", {name: value})` gives the text in the chosen language (English
+// when a Dutch text is missing, the key itself when both are). Static texts in index.html carry
+// `data-i18n="key"` (text), `data-i18n-aria-label`, `data-i18n-placeholder` or
+// `data-i18n-title`; `I18n.apply()` fills them in. Other scripts add their own words with
+// `I18n.add({nl: {...}, en: {...}})` and re-render on `I18n.onChange(fn)`. Error codes from the
+// API are never translated (they are what support looks up); their explanations are.
+"use strict";
+
+const I18n = (() => {
+  const STORAGE = "ingest.lang";
+  const LANGUAGES = ["nl", "en"];
+  const LOCALES = { nl: "nl-NL", en: "en-GB" };
+  const listeners = [];
+
+  const tables = {
+    nl: {
+      "app.name": "Content-verwerking",
+      "app.skip": "Naar de inhoud",
+      "nav.main": "Hoofdmenu",
+      "nav.upload": "Uploaden",
+      "nav.documents": "Documenten",
+      "nav.signOut": "Afmelden",
+      "lang.switch": "English",
+      "lang.switchLabel": "Switch to English",
+
+      "signin.title": "Aanmelden",
+      "signin.intro": "Vul de API-sleutel in die u hebt gekregen. Hij blijft alleen in dit "
+        + "tabblad bewaard en is weg zodra u het sluit.",
+      "signin.key": "API-sleutel",
+      "signin.button": "Aanmelden",
+      "signin.enterKey": "Vul uw API-sleutel in.",
+      "signin.refused": "Deze sleutel is geweigerd. Controleer hem en probeer het opnieuw.",
+      "signin.refusedAgain": "Deze sleutel is geweigerd. Controleer hem en meld u opnieuw aan.",
+      "signin.signedOut": "U bent afgemeld.",
+      "title.signin": "Aanmelden",
+      "title.upload": "Uploaden",
+      "title.documents": "Documenten",
+
+      "upload.title": "Documenten uploaden",
+      "upload.lead": "Markdown-pagina's en PDF-folders. Ze worden omgezet, in stukken geknipt en "
+        + "geïndexeerd voor de chatbot; volg ze onder",
+      "upload.leadLink": "Documenten",
+      "upload.drop": "Sleep bestanden hierheen of kies bestanden",
+      "upload.dropHint": "Markdown (.md), tekst of PDF, tot {limit} per bestand. Meerdere "
+        + "tegelijk mag.",
+      "upload.theLimit": "de uploadlimiet",
+      "upload.files": "Bestanden",
+      "upload.noFiles": "Nog geen bestanden gekozen.",
+      "upload.button": "Uploaden",
+      "upload.buttonMany": "{count} bestanden uploaden",
+      "upload.clear": "Lijst leegmaken",
+      "upload.details": "Gegevens (optioneel)",
+      "upload.fTitle": "Titel",
+      "upload.fTitleHint": "Alleen gebruikt als u één bestand uploadt; anders houdt elk "
+        + "document zijn bestandsnaam.",
+      "upload.fFolder": "Map",
+      "upload.fFolderHint": "Bestanden met dezelfde naam in verschillende mappen blijven "
+        + "aparte documenten, bijv. cardiologie. Zonder map is een bestand met een bekende naam "
+        + "een nieuwe versie.",
+      "upload.fSourceUrl": "Bron-URL",
+      "upload.fSourceUrlHint": "Waar patiënten het origineel kunnen lezen.",
+      "upload.fLanguage": "Taal",
+      "upload.langNone": "Niet ingesteld",
+      "upload.langNl": "Nederlands (nl)",
+      "upload.langEn": "Engels (en)",
+      "upload.langFr": "Frans (fr)",
+      "upload.langDe": "Duits (de)",
+      "upload.fTags": "Labels",
+      "upload.fTagsHint": "Scheid met komma's, bijv. orthopedie, knie.",
+      "upload.ready": "Klaar om te uploaden",
+      "upload.uploading": "Bezig met uploaden…",
+      "upload.received": "Ontvangen als versie {version}.",
+      "upload.newVersion": "Nieuwe versie van \u201c{title}\u201d, geüpload door {who} op {date}.",
+      "upload.follow": "Volgen",
+      "upload.remove": "Verwijderen",
+      "upload.removeLabel": "{name} verwijderen",
+      "upload.progressLabel": "Upload van {name}",
+      "upload.readyCount": "{count} bestand(en) klaar om te uploaden.",
+      "upload.receivedAnnounce": "{name}: ontvangen.",
+      "upload.unknown": "onbekend",
+
+      "documents.title": "Documenten",
+      "documents.filter": "Documenten filteren",
+      "documents.search": "Zoeken op titel",
+      "documents.status": "Status",
+      "documents.allStatuses": "Alle (niet verwijderd)",
+      "documents.source": "Bron",
+      "documents.allSources": "Alle bronnen",
+      "documents.caption": "Documenten, nieuwste wijziging eerst",
+      "documents.colTitle": "Titel",
+      "documents.colSource": "Bron",
+      "documents.colStatus": "Status",
+      "documents.colChanged": "Laatste wijziging",
+      "documents.colChunks": "Stukken",
+      "documents.colTokens": "Tokens",
+      "documents.previous": "Vorige",
+      "documents.next": "Volgende",
+      "documents.pages": "Pagina's",
+      "documents.noMatch": "Geen documenten voor deze filters.",
+      "documents.none": "Nog geen documenten: upload er een paar.",
+      "documents.count": "{count} documenten",
+      "documents.countOne": "1 document",
+      "documents.inProgress": "{count} in behandeling (wordt live bijgewerkt)",
+      "documents.failed": "{count} mislukt",
+      "documents.range": "{first}\u2013{last} van {total}",
+
+      "document.back": "Alle documenten",
+      "document.heading": "Document",
+      "document.loading": "Laden…",
+      "document.notFound": "Document niet gevonden",
+      "document.reingest": "Opnieuw verwerken",
+      "document.delete": "Verwijderen…",
+      "document.versions": "Versies",
+      "document.history": "Geschiedenis",
+      "document.chunks": "Stukken",
+      "document.colVersion": "Versie",
+      "document.colStatus": "Status",
+      "document.colFile": "Bestand",
+      "document.colBy": "Geüpload door",
+      "document.colReceived": "Ontvangen",
+      "document.colFinished": "Klaar",
+      "document.colChunks": "Stukken",
+      "document.colTokens": "Tokens besteed",
+      "fact.status": "Status",
+      "fact.source": "Bron",
+      "fact.identifier": "Sleutel",
+      "fact.sourceUrl": "Bron-URL",
+      "fact.language": "Taal",
+      "fact.tags": "Labels",
+      "fact.indexed": "Geïndexeerde versie",
+      "fact.chunks": "Stukken",
+      "fact.tokens": "Tokens",
+      "fact.changed": "Laatste wijziging",
+      "fact.version": "versie {number}",
+      "fact.noneYet": "nog geen",
+      "fact.tokensText": "{inChunks} in stukken, {spent} besteed aan embeddings",
+      "error.title": "De nieuwste versie kon niet worden geïndexeerd",
+      "error.noReason": "Er is geen reden vastgelegd.",
+      "error.retry": "Dit is mogelijk tijdelijk: kies Opnieuw verwerken om het nog eens te "
+        + "proberen.",
+      "error.fix": "Verbeter het bestand en upload het opnieuw, of vraag het supportteam.",
+      "error.fixFile": "Opnieuw verwerken helpt hier niet: het bestand zelf moet anders. "
+        + "Upload een verbeterd bestand.",
+      "error.code": "Foutcode: {code}",
+      "history.version": "versie {number}",
+      "history.uploadedBy": "geüpload door {who}",
+      "history.by": "door {who}",
+      "history.after": "na {duration}",
+      "chunks.title": "Stuk {number}",
+      "chunks.tokens": "{count} tokens",
+      "chunks.page": "pagina {page}",
+      "chunks.pages": "pagina's {first}\u2013{last}",
+      "chunks.pagesHint": "De pagina's van de eigen tekst van dit stuk (zonder de overlap).",
+      "chunks.headingPath": "Kopjespad: ",
+      "chunks.beforeHeading": "(vóór het eerste kopje)",
+      "chunks.overlap": "Overlap met het vorige stuk ({count} tokens)",
+      "chunks.own": "Eigen tekst",
+      "chunks.raw": "Markdown bekijken",
+      "chunks.textLabel": "Tekst van stuk {number}",
+      "chunks.summary": "{count} stukken van de geïndexeerde versie",
+      "chunks.summaryOne": "1 stuk van de geïndexeerde versie",
+      "chunks.firstShown": "; de eerste {count} worden getoond.",
+      "chunks.notYet": "Nog geen stukken geïndexeerd: ze verschijnen hier zodra het document "
+        + "geïndexeerd is.",
+      "chunks.none": "Er zijn geen stukken geïndexeerd voor dit document.",
+      "action.reingested": "Opnieuw door de verwerking gestuurd als nieuwe versie.",
+      "action.deleted": "\u201c{name}\u201d verwijderd.",
+      "action.theDocument": "Het document",
+      "confirm.title": "Dit document verwijderen?",
+      "confirm.text": "Het verdwijnt nu uit de lijst en de chatbot gebruikt het kort daarna niet "
+        + "meer. Dit kan niet ongedaan worden gemaakt; upload het opnieuw om het terug te halen.",
+      "confirm.cancel": "Annuleren",
+      "confirm.delete": "Verwijderen",
+
+      "status.received": "Ontvangen, wacht op verwerking",
+      "status.converting": "Wordt omgezet naar tekst",
+      "status.chunking": "Wordt in stukken geknipt",
+      "status.embedding": "Embeddings worden berekend",
+      "status.upserting": "Wordt in de zoekindex geschreven",
+      "status.indexed": "Geïndexeerd: de chatbot kan het gebruiken",
+      "status.failed": "Mislukt",
+      "status.unchanged": "Ongewijzigd: zelfde inhoud als de geïndexeerde versie",
+      "status.superseded": "Vervangen door een nieuwere versie",
+      "status.deleted": "Verwijderd",
+      "badge.received": "ontvangen",
+      "badge.converting": "omzetten",
+      "badge.chunking": "knippen",
+      "badge.embedding": "embedden",
+      "badge.upserting": "indexeren",
+      "badge.indexed": "geïndexeerd",
+      "badge.failed": "mislukt",
+      "badge.unchanged": "ongewijzigd",
+      "badge.superseded": "vervangen",
+      "badge.deleted": "verwijderd",
+
+      "problem.401": "Deze sleutel is geweigerd. Meld u opnieuw aan met een geldige API-sleutel.",
+      "problem.413": "Geweigerd: te groot (max. {limit}).",
+      "problem.413NoLimit": "Geweigerd: te groot.",
+      "problem.415": "Geweigerd: geen Markdown-, tekst- of PDF-bestand (beoordeeld op de inhoud, "
+        + "niet op de naam).",
+      "problem.404": "Dit document bestaat niet (meer).",
+      "problem.422": "Geweigerd: {detail}",
+      "problem.422Default": "het verzoek is niet geldig",
+      "problem.empty": "Geweigerd: het bestand is leeg.",
+      "problem.503": "De dienst is even niet beschikbaar. Er is niets opgeslagen; probeer het zo "
+        + "opnieuw.",
+      "problem.0": "Geen antwoord van de server: controleer uw verbinding en probeer het opnieuw.",
+      "problem.error": "Fout",
+
+      "errors.pdf_encrypted": "De PDF is beveiligd met een wachtwoord. Sla hem op zonder "
+        + "beveiliging en upload hem opnieuw.",
+      "errors.pdf_corrupt": "De PDF is beschadigd en kan niet worden gelezen. Exporteer hem "
+        + "opnieuw vanuit het bronbestand en upload hem nog eens.",
+      "errors.pdf_no_text": "De PDF bevat geen tekst (een scan). Laat er eerst tekstherkenning "
+        + "(OCR) op los.",
+      "errors.too_large": "Het bestand is te groot of heeft te veel pagina's.",
+      "errors.conversion_timeout": "Het omzetten duurde te lang. Probeer het opnieuw of "
+        + "vraag het supportteam.",
+      "errors.unsupported_media_type": "Dit is geen Markdown-, tekst- of PDF-bestand.",
+      "errors.undecodable_text": "De tekst is niet in UTF-8 opgeslagen. Sla het bestand op als "
+        + "UTF-8 en upload het opnieuw.",
+      "errors.fetch_failed": "De pagina kon niet bij het CMS worden opgehaald.",
+      "errors.fetch_refused": "Het adres van de pagina is niet toegestaan.",
+      "errors.stuck": "De verwerking bleef hangen en is na meerdere pogingen gestopt. Kies "
+        + "Opnieuw verwerken.",
+      "errors.embedding_quota": "Het tegoed bij de embeddingdienst is op. Vraag het supportteam.",
+      "errors.tokenizer_unavailable": "De tokenizer kon niet worden geladen. Vraag het "
+        + "supportteam.",
+    },
+    en: {
+      "app.name": "Content ingestion",
+      "app.skip": "Skip to content",
+      "nav.main": "Main",
+      "nav.upload": "Upload",
+      "nav.documents": "Documents",
+      "nav.signOut": "Sign out",
+      "lang.switch": "Nederlands",
+      "lang.switchLabel": "Schakel naar Nederlands",
+
+      "signin.title": "Sign in",
+      "signin.intro": "Enter the API key you were given. It is kept in this browser tab only and "
+        + "forgotten when you close it.",
+      "signin.key": "API key",
+      "signin.button": "Sign in",
+      "signin.enterKey": "Enter your API key.",
+      "signin.refused": "This key was refused. Check it and try again.",
+      "signin.refusedAgain": "This key was refused. Check it and sign in again.",
+      "signin.signedOut": "You are signed out.",
+      "title.signin": "Sign in",
+      "title.upload": "Upload",
+      "title.documents": "Documents",
+
+      "upload.title": "Upload documents",
+      "upload.lead": "Markdown pages and PDF brochures. They are converted, cut into chunks and "
+        + "indexed for the chatbot; follow them under",
+      "upload.leadLink": "Documents",
+      "upload.drop": "Drop files here or choose files",
+      "upload.dropHint": "Markdown (.md), text or PDF, up to {limit} each. Several at once is "
+        + "fine.",
+      "upload.theLimit": "the upload limit",
+      "upload.files": "Files",
+      "upload.noFiles": "No files chosen yet.",
+      "upload.button": "Upload",
+      "upload.buttonMany": "Upload {count} files",
+      "upload.clear": "Clear list",
+      "upload.details": "Details (optional)",
+      "upload.fTitle": "Title",
+      "upload.fTitleHint": "Only used when you upload a single file; otherwise each document "
+        + "keeps its file name.",
+      "upload.fFolder": "Folder",
+      "upload.fFolderHint": "Files that share a name in different folders stay separate "
+        + "documents, e.g. cardiology. Without a folder, a file with a known name is a new "
+        + "version.",
+      "upload.fSourceUrl": "Source URL",
+      "upload.fSourceUrlHint": "Where patients can read the original.",
+      "upload.fLanguage": "Language",
+      "upload.langNone": "Not set",
+      "upload.langNl": "Dutch (nl)",
+      "upload.langEn": "English (en)",
+      "upload.langFr": "French (fr)",
+      "upload.langDe": "German (de)",
+      "upload.fTags": "Tags",
+      "upload.fTagsHint": "Separate with commas, e.g. orthopedie, knie.",
+      "upload.ready": "Ready to upload",
+      "upload.uploading": "Uploading…",
+      "upload.received": "Received as version {version}.",
+      "upload.newVersion": "New version of \u201c{title}\u201d, uploaded by {who} on {date}.",
+      "upload.follow": "Follow it",
+      "upload.remove": "Remove",
+      "upload.removeLabel": "Remove {name}",
+      "upload.progressLabel": "Upload of {name}",
+      "upload.readyCount": "{count} file(s) ready to upload.",
+      "upload.receivedAnnounce": "{name}: received.",
+      "upload.unknown": "unknown",
+
+      "documents.title": "Documents",
+      "documents.filter": "Filter documents",
+      "documents.search": "Search by title",
+      "documents.status": "Status",
+      "documents.allStatuses": "All (not deleted)",
+      "documents.source": "Source",
+      "documents.allSources": "All sources",
+      "documents.caption": "Documents, newest change first",
+      "documents.colTitle": "Title",
+      "documents.colSource": "Source",
+      "documents.colStatus": "Status",
+      "documents.colChanged": "Last change",
+      "documents.colChunks": "Chunks",
+      "documents.colTokens": "Tokens",
+      "documents.previous": "Previous",
+      "documents.next": "Next",
+      "documents.pages": "Pages",
+      "documents.noMatch": "No documents match these filters.",
+      "documents.none": "No documents yet: upload some.",
+      "documents.count": "{count} documents",
+      "documents.countOne": "1 document",
+      "documents.inProgress": "{count} in progress (updating live)",
+      "documents.failed": "{count} failed",
+      "documents.range": "{first}\u2013{last} of {total}",
+
+      "document.back": "All documents",
+      "document.heading": "Document",
+      "document.loading": "Loading…",
+      "document.notFound": "Document not found",
+      "document.reingest": "Re-ingest",
+      "document.delete": "Delete…",
+      "document.versions": "Versions",
+      "document.history": "History",
+      "document.chunks": "Chunks",
+      "document.colVersion": "Version",
+      "document.colStatus": "Status",
+      "document.colFile": "File",
+      "document.colBy": "Uploaded by",
+      "document.colReceived": "Received",
+      "document.colFinished": "Finished",
+      "document.colChunks": "Chunks",
+      "document.colTokens": "Tokens spent",
+      "fact.status": "Status",
+      "fact.source": "Source",
+      "fact.identifier": "Identifier",
+      "fact.sourceUrl": "Source URL",
+      "fact.language": "Language",
+      "fact.tags": "Tags",
+      "fact.indexed": "Indexed version",
+      "fact.chunks": "Chunks",
+      "fact.tokens": "Tokens",
+      "fact.changed": "Last change",
+      "fact.version": "version {number}",
+      "fact.noneYet": "none yet",
+      "fact.tokensText": "{inChunks} in chunks, {spent} spent on embeddings",
+      "error.title": "The latest version could not be indexed",
+      "error.noReason": "No reason was recorded.",
+      "error.retry": "This may be temporary: press Re-ingest to try again.",
+      "error.fix": "Fix the file and upload it again, or ask the support team.",
+      "error.fixFile": "Re-ingesting cannot help here: the file itself must change. Upload a "
+        + "fixed file.",
+      "error.code": "Error code: {code}",
+      "history.version": "version {number}",
+      "history.uploadedBy": "uploaded by {who}",
+      "history.by": "by {who}",
+      "history.after": "after {duration}",
+      "chunks.title": "Chunk {number}",
+      "chunks.tokens": "{count} tokens",
+      "chunks.page": "page {page}",
+      "chunks.pages": "pages {first}\u2013{last}",
+      "chunks.pagesHint": "The pages of this chunk's own text (not the overlap).",
+      "chunks.headingPath": "Heading path: ",
+      "chunks.beforeHeading": "(before the first heading)",
+      "chunks.overlap": "Overlap with the previous chunk ({count} tokens)",
+      "chunks.own": "Own text",
+      "chunks.raw": "Show the Markdown",
+      "chunks.textLabel": "Text of chunk {number}",
+      "chunks.summary": "{count} chunks of the indexed version",
+      "chunks.summaryOne": "1 chunk of the indexed version",
+      "chunks.firstShown": "; the first {count} are shown.",
+      "chunks.notYet": "No chunks indexed yet: they appear here as soon as the document is "
+        + "indexed.",
+      "chunks.none": "No chunks are indexed for this document.",
+      "action.reingested": "Sent through the pipeline again as a new version.",
+      "action.deleted": "Deleted \u201c{name}\u201d.",
+      "action.theDocument": "The document",
+      "confirm.title": "Delete this document?",
+      "confirm.text": "It leaves the list now and the chatbot stops citing it shortly after. "
+        + "This cannot be undone; to bring it back, upload it again.",
+      "confirm.cancel": "Cancel",
+      "confirm.delete": "Delete",
+
+      "status.received": "Received, waiting to be processed",
+      "status.converting": "Converting to text",
+      "status.chunking": "Cutting into chunks",
+      "status.embedding": "Computing embeddings",
+      "status.upserting": "Writing to the search index",
+      "status.indexed": "Indexed: the chatbot can use it",
+      "status.failed": "Failed",
+      "status.unchanged": "Unchanged: same content as the indexed version",
+      "status.superseded": "Superseded by a newer version",
+      "status.deleted": "Deleted",
+      "badge.received": "received",
+      "badge.converting": "converting",
+      "badge.chunking": "chunking",
+      "badge.embedding": "embedding",
+      "badge.upserting": "upserting",
+      "badge.indexed": "indexed",
+      "badge.failed": "failed",
+      "badge.unchanged": "unchanged",
+      "badge.superseded": "superseded",
+      "badge.deleted": "deleted",
+
+      "problem.401": "This key was refused. Sign in again with a valid API key.",
+      "problem.413": "Refused: too large (max {limit}).",
+      "problem.413NoLimit": "Refused: too large.",
+      "problem.415": "Refused: not a Markdown, text or PDF file (judged by its content, not its "
+        + "name).",
+      "problem.404": "This document does not exist (any more).",
+      "problem.422": "Refused: {detail}",
+      "problem.422Default": "the request is not valid",
+      "problem.empty": "Refused: the file is empty.",
+      "problem.503": "The service is unavailable for a moment. Nothing was stored; try again "
+        + "shortly.",
+      "problem.0": "No answer from the server: check your connection and try again.",
+      "problem.error": "Error",
+    },
+  };
+
+  function stored() {
+    try {
+      return localStorage.getItem(STORAGE);
+    } catch (_) {
+      return null;
+    }
+  }
+
+  let lang = LANGUAGES.includes(stored()) ? stored() : "nl";
+
+  function t(key, params) {
+    const text = tables[lang][key] ?? tables.en[key] ?? key;
+    return text.replace(/\{(\w+)\}/g, (whole, name) =>
+      (params && params[name] !== undefined ? String(params[name]) : whole));
+  }
+
+  function has(key) {
+    return key in tables[lang] || key in tables.en;
+  }
+
+  // Static texts of the page (index.html and anything else marked up the same way).
+  function apply(root = document) {
+    document.documentElement.lang = lang;
+    for (const node of root.querySelectorAll("[data-i18n]")) node.textContent = t(node.dataset.i18n);
+    for (const [attribute, data] of [["aria-label", "i18nAriaLabel"],
+      ["placeholder", "i18nPlaceholder"], ["title", "i18nTitle"]]) {
+      for (const node of root.querySelectorAll(`[data-i18n-${attribute}]`)) {
+        node.setAttribute(attribute, t(node.dataset[data]));
+      }
+    }
+  }
+
+  function setLang(next) {
+    if (!LANGUAGES.includes(next) || next === lang) return;
+    lang = next;
+    try {
+      localStorage.setItem(STORAGE, next);
+    } catch (_) { /* private mode: the choice lasts for this page only */ }
+    apply();
+    for (const listener of listeners) listener(lang);
+  }
+
+  function add(more) {
+    for (const [language, words] of Object.entries(more)) {
+      tables[language] = { ...(tables[language] || {}), ...words };
+    }
+  }
+
+  return {
+    t,
+    has,
+    apply,
+    add,
+    setLang,
+    onChange: (listener) => listeners.push(listener),
+    get lang() { return lang; },
+    get locale() { return LOCALES[lang]; },
+    LANGUAGES,
+  };
+})();
