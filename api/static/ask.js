@@ -1,34 +1,71 @@
 // "Probeer een vraag": an editor types a patient's question and sees the passages the chatbot
 // would get (POST /v1/search), with their citations and the question's words highlighted, so
-// they can tell whether the content answers it. Every text of the box is in TEXTS, for
-// translation.
+// they can tell whether the content answers it. Its words are in I18n (`ask.*`, Dutch and
+// English); the static ones sit in index.html as `data-i18n`, the rest is re-rendered from the
+// last answer when the editor switches language.
 "use strict";
 
+I18n.add({
+  nl: {
+    "ask.title": "Probeer een vraag",
+    "ask.intro": "Stel een vraag zoals een patiënt die zou stellen. U ziet de vijf passages die "
+      + "de chatbot als bron krijgt, met hun bronvermelding, in de volgorde van de bron.",
+    "ask.label": "Vraag van een patiënt",
+    "ask.placeholder": "Bijvoorbeeld: mag ik mijn bloedverdunners blijven gebruiken?",
+    "ask.button": "Zoeken",
+    "ask.searching": "Bezig met zoeken…",
+    "ask.empty": "Typ eerst een vraag.",
+    "ask.none": "Geen passages gevonden. De inhoud beantwoordt deze vraag (nog) niet: voeg een "
+      + "pagina of brochure toe die het antwoord geeft.",
+    "ask.found": "{count} passages gevonden in {ms} ms, in de volgorde van de bron.",
+    "ask.foundOne": "1 passage gevonden in {ms} ms.",
+    "ask.rank": "nr. {rank} op relevantie",
+    "ask.score": "score {score}",
+    "ask.page": "pagina {page}",
+    "ask.pages": "pagina's {first}\u2013{last}",
+    "ask.whole": "Hele passage tonen",
+    "ask.hits": "Gevonden passages",
+    "ask.noScope": "Deze API-sleutel mag niet zoeken. Vraag de beheerder om een sleutel met het "
+      + "recht \u201csearch\u201d.",
+    "ask.refused": "Deze sleutel werd geweigerd. Meld u opnieuw aan.",
+    "ask.invalid": "Deze vraag kan niet worden gezocht: {detail}",
+    "ask.failed": "Zoeken lukte niet. Probeer het zo nog eens.",
+    "ask.offline": "Geen antwoord van de server: controleer uw verbinding en probeer het opnieuw.",
+  },
+  en: {
+    "ask.title": "Try a question",
+    "ask.intro": "Ask a question the way a patient would. You see the five passages the chatbot "
+      + "gets as its sources, with their citations, in the order of the source.",
+    "ask.label": "A patient's question",
+    "ask.placeholder": "For example: may I keep taking my blood thinners?",
+    "ask.button": "Search",
+    "ask.searching": "Searching…",
+    "ask.empty": "Type a question first.",
+    "ask.none": "No passages found. The content does not answer this question (yet): add a page "
+      + "or brochure that gives the answer.",
+    "ask.found": "{count} passages found in {ms} ms, in the order of the source.",
+    "ask.foundOne": "1 passage found in {ms} ms.",
+    "ask.rank": "no. {rank} by relevance",
+    "ask.score": "score {score}",
+    "ask.page": "page {page}",
+    "ask.pages": "pages {first}\u2013{last}",
+    "ask.whole": "Show the whole passage",
+    "ask.hits": "Passages found",
+    "ask.noScope": "This API key may not search. Ask the administrator for a key with the "
+      + "\u201csearch\u201d scope.",
+    "ask.refused": "This key was refused. Sign in again.",
+    "ask.invalid": "This question cannot be searched: {detail}",
+    "ask.failed": "The search did not work. Try again shortly.",
+    "ask.offline": "No answer from the server: check your connection and try again.",
+  },
+});
+
 const AskBox = (() => {
-  const TEXTS = {
-    title: "Probeer een vraag",
-    intro: "Stel een vraag zoals een patiënt die zou stellen. U ziet de vijf passages die de " +
-      "chatbot als bron krijgt, met hun bronvermelding, in de volgorde van de bron.",
-    label: "Vraag van een patiënt",
-    placeholder: "Bijvoorbeeld: mag ik mijn bloedverdunners blijven gebruiken?",
-    button: "Zoeken",
-    searching: "Bezig met zoeken…",
-    empty: "Typ eerst een vraag.",
-    none: "Geen passages gevonden. De inhoud beantwoordt deze vraag (nog) niet: voeg een " +
-      "pagina of brochure toe die het antwoord geeft.",
-    found: (count, ms) => `${count} passages gevonden in ${Math.round(ms)} ms, in de volgorde van de bron.`,
-    rank: (rank) => `nr. ${rank} op relevantie`,
-    score: (score) => `score ${score.toFixed(2)}`,
-    pages: (start, end) => (start === end || !end ? `pagina ${start}` : `pagina ${start}–${end}`),
-    whole: "Hele passage tonen",
-    hitsLabel: "Gevonden passages",
-    noScope: "Deze API-sleutel mag niet zoeken. Vraag de beheerder om een sleutel met het " +
-      "recht \u201csearch\u201d.",
-    refused: "Deze sleutel werd geweigerd. Meld u opnieuw aan.",
-    invalid: (detail) => `Deze vraag kan niet worden gezocht: ${detail}`,
-    failed: "Zoeken lukte niet. Probeer het zo nog eens.",
-    offline: "Geen antwoord van de server: controleer uw verbinding en probeer het opnieuw.",
-  };
+  const t = I18n.t;
+  // What the box shows, re-rendered when the language changes: the last answer
+  // ({query, status, body}), or else a note ({key, kind}: "searching", "type a question").
+  let last = null;
+  let note = null;
 
   const $ = (id) => document.getElementById(id);
 
@@ -60,9 +97,14 @@ const AskBox = (() => {
       : Ui.el("span", {}, label);
   }
 
+  function pages(start, end) {
+    return start === end || !end ? t("ask.page", { page: start })
+      : t("ask.pages", { first: start, last: end });
+  }
+
   function hitItem(hit, regex) {
-    const meta = [TEXTS.rank(hit.rank), TEXTS.score(hit.final_score)];
-    if (hit.page_start) meta.push(TEXTS.pages(hit.page_start, hit.page_end));
+    const meta = [t("ask.rank", { rank: hit.rank }), t("ask.score", { score: hit.final_score.toFixed(2) })];
+    if (hit.page_start) meta.push(pages(hit.page_start, hit.page_end));
     return Ui.el(
       "li",
       { class: "ask-hit", "data-document": hit.external_id || "" },
@@ -72,18 +114,18 @@ const AskBox = (() => {
       Ui.el(
         "details",
         {},
-        Ui.el("summary", {}, TEXTS.whole),
+        Ui.el("summary", {}, t("ask.whole")),
         Ui.el("pre", { class: "chunk-text" }, highlighted(hit.new_text, regex)),
       ),
     );
   }
 
   function explain(status, body) {
-    if (status === 0) return TEXTS.offline;
-    if (status === 401) return TEXTS.refused;
-    if (status === 403) return TEXTS.noScope;
-    if (status === 422) return TEXTS.invalid((body && body.detail) || "");
-    return TEXTS.failed;
+    if (status === 0) return t("ask.offline");
+    if (status === 401) return t("ask.refused");
+    if (status === 403) return t("ask.noScope");
+    if (status === 422) return t("ask.invalid", { detail: (body && body.detail) || "" });
+    return t("ask.failed");
   }
 
   async function search(query) {
@@ -110,46 +152,60 @@ const AskBox = (() => {
     return { status: response.status, body };
   }
 
+  // The answer in the page's language: the message and the hits (kept open where they were).
+  function render() {
+    const message = $("ask-message");
+    const list = $("ask-hits");
+    if (!last) {
+      Ui.setMessage(message, note ? t(note.key) : "", note ? note.kind : "");
+      return;
+    }
+    const { query, status, body } = last;
+    if (status !== 200 || !body) {
+      list.replaceChildren();
+      Ui.setMessage(message, explain(status, body), "bad");
+      return;
+    }
+    const open = [...list.querySelectorAll("details")].map((d) => d.open);
+    const regex = pattern(query);
+    list.replaceChildren(...body.hits.map((hit) => hitItem(hit, regex)));
+    list.querySelectorAll("details").forEach((d, index) => { d.open = Boolean(open[index]); });
+    const count = body.hits.length;
+    const ms = Math.round(body.timings_ms.total);
+    Ui.setMessage(
+      message,
+      count ? t(count === 1 ? "ask.foundOne" : "ask.found", { count, ms }) : t("ask.none"),
+      count ? "ok" : "bad",
+    );
+  }
+
   async function submit(event) {
     event.preventDefault();
     const query = $("ask-query").value.trim();
-    const message = $("ask-message");
-    const list = $("ask-hits");
+    last = null;
+    $("ask-hits").replaceChildren();
     if (!query) {
-      Ui.setMessage(message, TEXTS.empty, "bad");
+      note = { key: "ask.empty", kind: "bad" };
+      render();
       $("ask-query").focus();
       return;
     }
     $("ask-button").disabled = true;
-    Ui.setMessage(message, TEXTS.searching, "");
-    list.replaceChildren();
+    note = { key: "ask.searching", kind: "" };
+    render();
     const { status, body } = await search(query);
     $("ask-button").disabled = false;
-    if (status !== 200 || !body) {
-      Ui.setMessage(message, explain(status, body), "bad");
-      return;
-    }
-    const regex = pattern(query);
-    list.replaceChildren(...body.hits.map((hit) => hitItem(hit, regex)));
-    Ui.setMessage(
-      message,
-      body.hits.length ? TEXTS.found(body.hits.length, body.timings_ms.total) : TEXTS.none,
-      body.hits.length ? "ok" : "bad",
-    );
+    last = { query, status, body };
+    render();
   }
 
   function init() {
     const form = $("ask-form");
     if (!form) return;
-    $("ask-title").textContent = TEXTS.title;
-    $("ask-intro").textContent = TEXTS.intro;
-    $("ask-label").textContent = TEXTS.label;
-    $("ask-query").placeholder = TEXTS.placeholder;
-    $("ask-button").textContent = TEXTS.button;
-    $("ask-hits").setAttribute("aria-label", TEXTS.hitsLabel);
     form.addEventListener("submit", submit);
+    I18n.onChange(render);
   }
 
   document.addEventListener("DOMContentLoaded", init);
-  return { TEXTS, pattern };
+  return { pattern };
 })();

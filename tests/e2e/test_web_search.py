@@ -1,8 +1,9 @@
 """The web page's "Probeer een vraag" box in Chromium: hits with citations and highlights,
-and a key without the search scope told so in words."""
+in Dutch and, after the switch, in English; a key without the search scope told so in words."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -35,26 +36,65 @@ def served(
         yield base_url
 
 
-def ask(page: Page, base_url: str, key: str, question: str) -> None:
-    sign_in(page, base_url, key)
+def aanmelden(page: Page, base_url: str, key: str) -> None:
+    """Sign in on the Dutch page and open the Documents view, where the box is."""
+    page.goto(base_url + "/")
+    page.get_by_label("API-sleutel").fill(key)
+    page.get_by_role("button", name="Aanmelden").click()
+    expect(page.get_by_role("heading", name="Documenten uploaden", level=1)).to_be_focused()
     page.goto(base_url + "/#/documents")
-    page.get_by_label("Vraag van een patiënt").fill(question)
-    page.get_by_role("button", name="Zoeken").click()
 
 
-def test_a_question_shows_passages_with_citations_and_highlights(page: Page, served: str) -> None:
-    ask(page, served, EDITOR_KEY, "Wanneer stop ik met acenocoumarol?")
-    hits = page.locator("#ask-hits li.ask-hit")
+def test_the_box_in_dutch_then_in_english(dutch_page: Page, served: str) -> None:
+    page = dutch_page
+    aanmelden(page, served, EDITOR_KEY)
+    box = page.get_by_role("region", name="Probeer een vraag")
+    expect(box.get_by_role("heading", name="Probeer een vraag", level=2)).to_be_visible()
+    expect(box).to_contain_text("Stel een vraag zoals een patiënt die zou stellen.")
+    form = box.get_by_role("search", name="Probeer een vraag")
+    question = form.get_by_role("searchbox", name="Vraag van een patiënt")
+    expect(question).to_have_attribute("placeholder", re.compile("^Bijvoorbeeld: "))
+    question.fill("Wanneer stop ik met acenocoumarol?")
+    form.get_by_role("button", name="Zoeken", exact=True).click()
+
+    hits = box.get_by_role("list", name="Gevonden passages").get_by_role("listitem")
     expect(hits).to_have_count(3)
-    expect(page.locator("#ask-message")).to_contain_text("3 passages gevonden")
-    link = page.get_by_role("link", name="Knieoperatie: Voorbereiding")
+    expect(page.locator("#ask-message")).to_contain_text("3 passages gevonden in ")
+    link = box.get_by_role("link", name="Knieoperatie: Voorbereiding")
     expect(link).to_have_attribute("href", "https://zkh.example/knie#voorbereiding")
     expect(hits.locator("mark", has_text="acenocoumarol").first).to_be_visible()
-    page.locator("#ask").scroll_into_view_if_needed()
-    screenshot(page, "ask")
+    expect(hits.first).to_contain_text("nr. 1 op relevantie")
+    expect(hits.first.locator("summary")).to_have_text("Hele passage tonen")
+    hits.first.locator("summary").click()
+    box.scroll_into_view_if_needed()
+    screenshot(page, "ask")  # the README shows it
+
+    # The switch: the box's own words and the answer on screen follow, the hits stay.
+    page.get_by_role("button", name="English").click()
+    box = page.get_by_role("region", name="Try a question")
+    expect(box.get_by_role("heading", name="Try a question", level=2)).to_be_visible()
+    expect(box).to_contain_text("Ask a question the way a patient would.")
+    form = box.get_by_role("search", name="Try a question")
+    question = form.get_by_role("searchbox", name="A patient's question")
+    expect(question).to_have_value("Wanneer stop ik met acenocoumarol?")
+    expect(question).to_have_attribute("placeholder", re.compile("^For example: "))
+    expect(form.get_by_role("button", name="Search", exact=True)).to_be_visible()
+    hits = box.get_by_role("list", name="Passages found").get_by_role("listitem")
+    expect(hits).to_have_count(3)
+    expect(page.locator("#ask-message")).to_contain_text("3 passages found in ")
+    expect(hits.first).to_contain_text("no. 1 by relevance")
+    expect(hits.first.locator("summary")).to_have_text("Show the whole passage")
+    expect(hits.first.locator("details")).to_have_attribute("open", "")
+    expect(hits.locator("mark", has_text="acenocoumarol").first).to_be_visible()
+    expect(box).not_to_contain_text("gevonden")
 
 
 def test_a_key_without_the_search_scope_is_told_in_words(page: Page, served: str) -> None:
-    ask(page, served, UPLOAD_KEY, "Wanneer is het bezoekuur?")
-    expect(page.locator("#ask-message")).to_contain_text("mag niet zoeken")
+    sign_in(page, served, UPLOAD_KEY)
+    page.goto(served + "/#/documents")
+    page.get_by_role("searchbox", name="A patient's question").fill("When may I visit?")
+    page.get_by_role("button", name="Search", exact=True).click()
+    expect(page.locator("#ask-message")).to_contain_text("This API key may not search.")
     expect(page.locator("#ask-hits li")).to_have_count(0)
+    page.get_by_role("button", name="Nederlands").click()
+    expect(page.locator("#ask-message")).to_contain_text("Deze API-sleutel mag niet zoeken.")
