@@ -59,6 +59,9 @@ const Api = (() => {
         return t("problem.404");
       case 422: {
         if (p.file !== undefined && /is empty/.test(p.detail || "")) return t("problem.empty");
+        // A refusal with a code the page explains (front_matter_refused): in Dutch on the
+        // Dutch page; the server's own (English) words name the exact cause on the English one.
+        if (p.code && I18n.lang !== "en" && I18n.has(`errors.${p.code}`)) return t(`errors.${p.code}`);
         const first = Array.isArray(p.errors) && p.errors.length ? p.errors[0] : null;
         const where = first ? ` (${first.loc.filter((x) => x !== "body").join(" ")}: ${first.msg})` : "";
         return t("problem.422", { detail: (p.detail || p.title || t("problem.422Default")) + where });

@@ -6,8 +6,9 @@ const DocumentView = (() => {
   const { el, badge, time, number, duration } = Ui;
   const t = I18n.t;
   // Failures that sending the same bytes again cannot fix: no Re-ingest for them.
+  // (A CMS page's fetched bytes are kept on its version, so re-ingesting it sends them again.)
   const FILE_MUST_CHANGE = new Set(["pdf_encrypted", "pdf_corrupt", "unsupported_media_type",
-    "undecodable_text", "too_large"]);
+    "undecodable_text", "too_large", "front_matter_refused"]);
   let documentId = null;
   let shownChunksOf = null; // the version whose chunks are on screen
   let detail = null;
@@ -57,9 +58,11 @@ const DocumentView = (() => {
     box.hidden = false;
   }
 
-  // The explanation of an error code in the page's language; the server's words otherwise.
+  // The explanation of an error code in the page's language; the server's (English) words
+  // otherwise, and on the English page whenever there are some.
   function errorWords(code, message) {
-    if (code && I18n.lang !== "en" && I18n.has(`errors.${code}`)) return t(`errors.${code}`);
+    const explained = code && I18n.has(`errors.${code}`);
+    if (explained && (I18n.lang !== "en" || !message)) return t(`errors.${code}`);
     return message || t("error.noReason");
   }
 

@@ -4,7 +4,8 @@
 // `data-i18n="key"` (text), `data-i18n-aria-label`, `data-i18n-placeholder` or
 // `data-i18n-title`; `I18n.apply()` fills them in. Other scripts add their own words with
 // `I18n.add({nl: {...}, en: {...}})` and re-render on `I18n.onChange(fn)`. Error codes from the
-// API are never translated (they are what support looks up); their explanations are.
+// API are never translated (they are what support looks up); their explanations (`errors.*`)
+// are, and stand in for the server's English words on the Dutch page.
 "use strict";
 
 const I18n = (() => {
@@ -227,6 +228,9 @@ const I18n = (() => {
       "errors.embedding_quota": "Het tegoed bij de embeddingdienst is op. Vraag het supportteam.",
       "errors.tokenizer_unavailable": "De tokenizer kon niet worden geladen. Vraag het "
         + "supportteam.",
+      "errors.front_matter_refused": "De front matter (de YAML tussen de ---regels bovenaan) is "
+        + "geweigerd: geen YAML-ankers of -aliassen (&naam, *naam), hoogstens 64 KB en 20 niveaus "
+        + "diep. Schrijf de waarden voluit en upload het bestand opnieuw.",
     },
     en: {
       "app.name": "Content ingestion",
@@ -420,6 +424,12 @@ const I18n = (() => {
         + "shortly.",
       "problem.0": "No answer from the server: check your connection and try again.",
       "problem.error": "Error",
+
+      // The server's messages are English already and name the exact cause, so in English
+      // they are shown as they are; these explanations stand in when a failure has none.
+      "errors.front_matter_refused": "The front matter (the YAML between the --- lines at the "
+        + "top) was refused: no YAML anchors or aliases, at most 64 KB and 20 levels deep. Write "
+        + "the values out in full and upload again.",
     },
   };
 

@@ -3,7 +3,8 @@
 It drives the Dutch page end to end (sign in, upload, a new version made visible, the table,
 a document's chunks as readable text with the overlap marked and the raw Markdown a click away,
 a PDF chunk's pages, a failure explained in Dutch without a pointless "Opnieuw verwerken"),
-switches to English and back, and takes the Dutch screenshots the README shows.
+refused front matter explained (at upload, and on a CMS page's failed version), switches to
+English and back, and takes the Dutch screenshots the README shows.
 
 Real API (uvicorn in a thread), a real Celery worker, Postgres, Redis, local Qdrant, the OpenAI
 stand-in; Debian's Chromium.
@@ -11,20 +12,31 @@ stand-in; Debian's Chromium.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler
+from typing import Any
 
 import httpx
 import pytest
 from playwright.sync_api import Page, expect
 
 from api.app import create_app
-from tests.e2e.api_support import API_KEYS, EDITOR_KEY, WEBHOOK_SECRET, use_settings
+from tests.e2e.api_support import (
+    API_KEYS,
+    EDITOR_KEY,
+    WEBHOOK_SECRET,
+    cms_event,
+    signed_headers,
+    use_settings,
+)
 from tests.e2e.web_support import DOCS, ServedApp, queue_item, screenshot, table_row
 from tests.e2e.web_support import choose_files as choose_any
 from tests.pdfs import brochure_pdf, encrypted_pdf
 from tests.pipeline import PipelineEnv
-from tests.services import empty_redis_database
+from tests.services import empty_redis_database, serve_http
+from tests.workers import wait_for
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration]
 
@@ -57,7 +69,13 @@ def heup_page() -> str:
 @pytest.fixture
 def site(pipeline: PipelineEnv, redis_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     empty_redis_database(redis_url)
-    settings = use_settings(monkeypatch, API_KEYS=API_KEYS, CMS_WEBHOOK_SECRET=WEBHOOK_SECRET)
+    settings = use_settings(
+        monkeypatch,
+        API_KEYS=API_KEYS,
+        CMS_WEBHOOK_SECRET=WEBHOOK_SECRET,
+        CONTENT_FETCH_ALLOWED_HOSTS="127.0.0.1",  # the stand-in CMS of the front-matter test
+    )
+    pipeline.env["CONTENT_FETCH_ALLOWED_HOSTS"] = "127.0.0.1"
     with ServedApp(create_app(settings)) as base_url:
         yield base_url
 
@@ -196,6 +214,54 @@ def test_the_dutch_page_end_to_end(dutch_page: Page, site: str, pipeline: Pipeli
                 r"geüpload door editors op .*2026"
             )
         )
+
+
+ALIASED = "---\nbase: &b knie\ntags: *b\n---\n# Knieoperatie\n\nTekst.\n"  # refused front matter
+
+
+class _Cms(BaseHTTPRequestHandler):
+    """A CMS page whose front matter uses a YAML alias: only the worker sees it."""
+
+    def do_GET(self) -> None:
+        self.send_response(200)
+        self.end_headers()
+        self.wfile.write(ALIASED.encode())
+
+    def log_message(self, *_: Any) -> None:
+        pass
+
+
+def test_refused_front_matter_is_explained_and_not_offered_again(
+    dutch_page: Page, site: str, pipeline: PipelineEnv
+) -> None:
+    page = dutch_page
+    aanmelden(page, site)
+    # An upload is refused at once, in Dutch.
+    choose_files(page, ("ankers.md", "text/markdown", ALIASED.encode()))
+    page.get_by_role("button", name="Uploaden", exact=True).click()
+    expect(queue_item(page, "ankers.md")).to_contain_text(
+        "De front matter (de YAML tussen de ---regels bovenaan) is geweigerd: geen YAML-ankers"
+    )
+
+    # A CMS page fetched by the worker fails its version; the same bytes again cannot help.
+    with serve_http(_Cms) as cms, pipeline.worker():
+        event = json.dumps(cms_event("publish", "knie-ankers", body=None,
+                                     content_url=cms + "/p/knie.md")).encode()
+        sent = httpx.post(site + "/v1/webhooks/cms", content=event, headers=signed_headers(event))
+        assert sent.status_code == 202, sent.text
+        document_id = sent.json()["document_id"]
+        wait_for(lambda: api(site, f"/v1/documents/{document_id}")["status"] == "failed",
+                 timeout=PIPELINE_MS / 1000, what="the CMS page to fail")
+    page.goto(f"{site}/#/documents/{document_id}")
+    error = page.locator("#document-error")
+    expect(error).to_contain_text("geen YAML-ankers of -aliassen (&naam, *naam)")
+    expect(error).to_contain_text("Foutcode: front_matter_refused")
+    expect(error).to_contain_text("Opnieuw verwerken helpt hier niet")
+    expect(page.get_by_role("button", name="Opnieuw verwerken")).to_be_hidden()
+    page.get_by_role("button", name="English").click()
+    expect(error).to_contain_text("uses YAML anchors and aliases (&b ... *b)")  # the server's
+    expect(error).to_contain_text("Re-ingesting cannot help here")
+    expect(page.get_by_role("button", name="Re-ingest")).to_be_hidden()
 
 
 def test_the_english_switch_and_back(dutch_page: Page, site: str) -> None:
