@@ -44,7 +44,8 @@ def search_json(*args: str) -> dict:
 
 
 def test_search_shows_citations_and_the_passage_that_matched(embedded: Path) -> None:
-    assert runner.invoke(app, ["run", str(ROOT / "examples"), "--id-prefix", "examples/"]).exit_code == 0
+    run = ["run", str(ROOT / "examples"), "--id-prefix", "examples/"]
+    assert runner.invoke(app, run).exit_code == 0
     result = runner.invoke(app, ["search", "acenocoumarol apixaban clopidogrel"])
     assert result.exit_code == 0, result.output
     assert "[Knieoperatie (totale knieprothese): Voorbereiding](https://" in result.stdout
