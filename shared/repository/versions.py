@@ -123,7 +123,11 @@ def dialect_insert(session: Session) -> Any:
 
 
 def lock_document(session: Session, source: str, external_id: str) -> Document:
-    """The document row for `(source, external_id)`, created if new, locked for this transaction."""
+    """The document row for `(source, external_id)`, created if new, locked for this transaction.
+
+    FOR NO KEY UPDATE, not FOR UPDATE: no path changes a document's keys, and the weaker lock
+    lets a stage's foreign-key checks (FOR KEY SHARE on the document) pass while this
+    transaction waits for that stage's version row. See LOCK_ORDER in shared.repository."""
     insert = dialect_insert(session)
     session.execute(
         insert(Document)
@@ -133,7 +137,7 @@ def lock_document(session: Session, source: str, external_id: str) -> Document:
     return session.execute(
         sa.select(Document)
         .where(Document.source == source, Document.external_id == external_id)
-        .with_for_update()
+        .with_for_update(key_share=True)
         .execution_options(populate_existing=True)
     ).scalar_one()
 
@@ -210,7 +214,8 @@ def supersede_in_flight(
             DocumentVersion.status.in_([s.value for s in IN_FLIGHT]),
             DocumentVersion.id != keep if keep else sa.true(),
         )
-        .with_for_update()
+        .order_by(DocumentVersion.id)
+        .with_for_update(key_share=True)
     ).all()
     detail = f"version {newer.number} arrived" if newer is not None else "document removed"
     done = []
