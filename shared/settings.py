@@ -93,6 +93,12 @@ class Settings(BaseSettings):
         description="How long a task owns a version before another task may resume it.",
     )
     retry_backoff_max_seconds: int = 300
+    busy_retry_seconds: int = Field(
+        default=5,
+        ge=1,
+        description="Wait between two tries of a task whose version another live task holds; "
+        "it tries for one lease (LEASE_SECONDS), then leaves the version to that task.",
+    )
     reaper_interval_seconds: int = 60
     received_grace_seconds: int = 30
     stuck_after_seconds: int = 900

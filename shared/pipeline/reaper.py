@@ -21,6 +21,7 @@ from datetime import timedelta
 from shared import repository as repo
 from shared.db import transaction
 from shared.models import utcnow
+from shared.pipeline.failures import fail_version
 from shared.settings import Settings, get_settings
 from shared.states import Status
 
@@ -75,23 +76,18 @@ def reap(
         crashed = version.lease_owner is not None
         if not crashed and backlog(stage) > 0:
             continue
+        if crashed and version.attempts >= settings.max_attempts:
+            message = (
+                f"Processing stopped in the {stage} stage {version.attempts} times "
+                "without finishing. An operator should check the worker logs; "
+                "re-ingest the document to try again."
+            )
+            if fail_version(
+                version.id, code="stuck", message=message, retryable=True, actor="reaper"
+            ):
+                report.failed.append(version.id)
+            continue
         with transaction() as session:
-            if crashed and version.attempts >= settings.max_attempts:
-                message = (
-                    f"Processing stopped in the {stage} stage {version.attempts} times "
-                    "without finishing. An operator should check the worker logs; "
-                    "re-ingest the document to try again."
-                )
-                if repo.fail_version(
-                    session,
-                    version.id,
-                    code="stuck",
-                    message=message,
-                    retryable=True,
-                    actor="reaper",
-                ):
-                    report.failed.append(version.id)
-                continue
             if not repo.touch_for_retry(session, version, bump_attempts=crashed):
                 continue
             why = (

@@ -330,17 +330,20 @@ def fail_version(
     message: str,
     retryable: bool = False,
     actor: str | None = None,
-) -> bool:
-    """End an in-flight version in `failed` with a typed error a content editor can read."""
-    status = session.execute(
-        sa.select(DocumentVersion.status).where(DocumentVersion.id == version_id)
-    ).scalar_one_or_none()
-    if status is None or Status(status) not in IN_FLIGHT:
-        return False
-    return transition(
+) -> uuid.UUID | None:
+    """End an in-flight version in `failed` with a typed error a content editor can read;
+    the document id when this call moved it (for the failure's log line), else None."""
+    row = session.execute(
+        sa.select(DocumentVersion.status, DocumentVersion.document_id).where(
+            DocumentVersion.id == version_id
+        )
+    ).one_or_none()
+    if row is None or Status(row.status) not in IN_FLIGHT:
+        return None
+    moved = transition(
         session,
         version_id,
-        Status(status),
+        Status(row.status),
         Status.FAILED,
         actor=actor,
         detail=f"[{code}] {message}",
@@ -352,6 +355,7 @@ def fail_version(
             "lease_expires_at": None,
         },
     )
+    return row.document_id if moved else None
 
 
 def mark_fetched_unchanged(session: Session, version: DocumentVersion, owner: str) -> bool:
