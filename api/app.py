@@ -49,7 +49,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.api_keys = parse_keys(settings.api_keys)
     app.state.enqueue = enqueue_version
     app.state.enqueue_delete = enqueue_delete
-    registry, http_metrics = metrics.new_registry()
+    registry, http_metrics = metrics.new_registry(settings)
     app.state.metrics_registry = registry
 
     problems.install(app)

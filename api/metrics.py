@@ -21,8 +21,10 @@ from prometheus_client.exposition import generate_latest
 from prometheus_client.registry import Collector
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from api.health import dependency_checks
 from shared import repository as repo
 from shared.db import transaction
+from shared.settings import Settings
 
 log = logging.getLogger(__name__)
 
@@ -147,9 +149,28 @@ def _stage_averages(rows: list[Any]) -> GaugeMetricFamily:
     return averages
 
 
-def new_registry() -> tuple[CollectorRegistry, HttpMetrics]:
+class DependencyCollector(Collector):
+    """`ingest_dependency_up{dependency}`: the broker and the Qdrant server, probed at scrape
+    time as `/readyz` probes them (they do not make the API unready; alert on this instead)."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+
+    def collect(self) -> Iterator[Metric]:
+        up = GaugeMetricFamily(
+            "ingest_dependency_up",
+            "Whether the API reaches a dependency it does not need to take uploads.",
+            labels=["dependency"],
+        )
+        for name, check in dependency_checks(self.settings).items():
+            up.add_metric([name], 1 if check.ok else 0)
+        yield up
+
+
+def new_registry(settings: Settings) -> tuple[CollectorRegistry, HttpMetrics]:
     registry = CollectorRegistry()
     registry.register(PipelineCollector())
+    registry.register(DependencyCollector(settings))
     return registry, HttpMetrics(registry)
 
 

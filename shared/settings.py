@@ -9,7 +9,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Annotated, Literal
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 DEFAULT_HOME = ".ingest"
@@ -122,6 +122,18 @@ class Settings(BaseSettings):
         if isinstance(value, str):
             return [part.strip() for part in value.split(",") if part.strip()]
         return value
+
+    @model_validator(mode="after")
+    def _openai_needs_a_key(self) -> Settings:
+        """Asking for OpenAI without a key is a configuration error at start, not a failed
+        document later (a compatible server at OPENAI_BASE_URL may need no key)."""
+        key = self.openai_api_key.get_secret_value() if self.openai_api_key else ""
+        if self.embedding_provider == "openai" and not key and not self.openai_base_url:
+            raise ValueError(
+                "EMBEDDING_PROVIDER=openai needs OPENAI_API_KEY (or OPENAI_BASE_URL of a "
+                "compatible server); set it, or set EMBEDDING_PROVIDER=hashing."
+            )
+        return self
 
     @property
     def use_openai(self) -> bool:

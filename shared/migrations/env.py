@@ -9,9 +9,9 @@ from shared.models import Base
 from shared.settings import get_settings
 
 config = context.config
-url = context.get_x_argument(as_dictionary=True).get("url") or config.get_main_option(
-    "sqlalchemy.url"
-)
+# `attributes`, not a config option: options are interpolated, and `%` in an URL-encoded
+# password would break them (see shared.migrate.alembic_config).
+url = context.get_x_argument(as_dictionary=True).get("url") or config.attributes.get("url")
 url = normalise_url(url or get_settings().database_url)
 
 
