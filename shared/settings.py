@@ -18,7 +18,10 @@ DEFAULT_HOME = ".ingest"
 class Settings(BaseSettings):
     """Service configuration. Field names map to upper-case environment variables."""
 
-    model_config = SettingsConfigDict(env_file=".env", extra="ignore", populate_by_name=True)
+    # Errors name the setting, never echo the values (a URL's password, a key).
+    model_config = SettingsConfigDict(
+        env_file=".env", extra="ignore", populate_by_name=True, hide_input_in_errors=True
+    )
 
     # --- storage -------------------------------------------------------------------------
     database_url: str = f"sqlite:///{DEFAULT_HOME}/ingest.db"
