@@ -71,7 +71,9 @@ def configure_logging(settings: Settings, stream: TextIO | None = None) -> None:
     else:
         # No local variables in tracebacks: they hold URLs and keys.
         plain = structlog.dev.RichTracebackFormatter(show_locals=False)
-        final.append(structlog.dev.ConsoleRenderer(colors=stream.isatty(), exception_formatter=plain))
+        final.append(
+            structlog.dev.ConsoleRenderer(colors=stream.isatty(), exception_formatter=plain)
+        )
     final.append(_masking(settings))  # on the rendered line: messages, fields and tracebacks
     handler = logging.StreamHandler(stream)
     handler.setFormatter(
