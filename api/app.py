@@ -14,7 +14,9 @@ from fastapi.openapi.utils import get_openapi
 
 from api import health, metrics, problems, routes_documents, web, webhook
 from api.auth import parse_keys
+from api.request_log import RequestLogMiddleware
 from api.schemas import CmsEvent
+from shared.log import configure_logging
 from shared.settings import Settings, get_settings
 
 #: Room for the multipart envelope and the form's text fields on top of the files' bytes.
@@ -36,6 +38,7 @@ def enqueue_delete(document_id: uuid.UUID) -> None:
 
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or get_settings()
+    configure_logging(settings)  # every process that serves the app: uvicorn's lines too
     app = FastAPI(
         title="Hospital content ingestion API",
         version="1.0.0",
@@ -69,6 +72,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(webhook.router)
     web.install(app, settings.max_upload_bytes)  # the content team's page at `/`
     app.add_middleware(metrics.HttpMetricsMiddleware, metrics=http_metrics)
+    app.add_middleware(RequestLogMiddleware)  # outermost: every answer gets its line and id
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
     return app
 
