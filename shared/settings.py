@@ -84,6 +84,11 @@ class Settings(BaseSettings):
     )
     cms_webhook_secret: SecretStr | None = None
     webhook_tolerance_seconds: int = 300
+    metrics_key: SecretStr | None = Field(
+        default=None,
+        description="When set, the API's /metrics asks for `Authorization: Bearer <key>`; "
+        "unset: open (keep the API's /metrics, /readyz and /docs inside the cluster).",
+    )
     api_host: str = "127.0.0.1"
     api_port: int = 8000
 

@@ -62,3 +62,19 @@ def test_the_openai_provider_without_a_key_is_a_configuration_error_at_start(
         with pytest.raises(ValidationError, match="needs OPENAI_API_KEY"):
             Settings(embedding_provider="openai", _env_file=None)  # type: ignore[call-arg]
     assert Settings(embedding_provider="openai", openai_api_key="sk-x", _env_file=None)
+
+
+def test_metrics_key_protects_metrics_and_an_editors_key_does_not_open_it(
+    api_settings: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.e2e.api_support import EDITOR_KEY
+
+    settings = use_settings(monkeypatch, METRICS_KEY="prometheus-scrape-key-0123")
+    with TestClient(create_app(settings)) as http:
+        assert http.get("/metrics").status_code == 401
+        editors = {"Authorization": f"Bearer {EDITOR_KEY}"}
+        assert http.get("/metrics", headers=editors).status_code == 401
+        scrape = {"Authorization": "Bearer prometheus-scrape-key-0123"}
+        answered = http.get("/metrics", headers=scrape)
+        assert answered.status_code == 200 and "ingest_database_up" in answered.text
+        assert http.get("/readyz").status_code == 200  # probes stay open
