@@ -15,6 +15,9 @@ from shared.db import normalise_url
 from shared.settings import get_settings
 
 MIGRATIONS = Path(__file__).with_name("migrations")
+#: Postgres advisory lock held while migrating: every pod's init container may run
+#: `ingest db upgrade` at once; one migrates, the others wait and find the schema at head.
+MIGRATION_LOCK = 0x1265_0001
 
 
 def alembic_config(url: str | None = None) -> Config:

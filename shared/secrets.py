@@ -23,6 +23,8 @@ SECRET_VARIABLES = (
     "QDRANT_API_KEY",
     "CMS_WEBHOOK_SECRET",
     "METRICS_KEY",
+    "DATABASE_PASSWORD",
+    "REDIS_PASSWORD",
     "API_KEYS",
     "DATABASE_URL",
     "REDIS_URL",
@@ -44,11 +46,16 @@ def mask(text: str, settings: Settings | None = None) -> str:
 
 def _raw_values(settings: Settings) -> tuple[str, ...]:
     values = [settings.database_url, settings.redis_url or "", settings.qdrant_url or ""]
-    for secret in (settings.openai_api_key, settings.qdrant_api_key, settings.cms_webhook_secret):
+    for secret in (
+        settings.openai_api_key,
+        settings.qdrant_api_key,
+        settings.cms_webhook_secret,
+        settings.database_password,
+        settings.redis_password,
+    ):
         values.append(secret.get_secret_value() if secret is not None else "")
     values.append(",".join(settings.api_keys))
-    metrics_key = getattr(settings, "metrics_key", None)
-    values.append(metrics_key.get_secret_value() if metrics_key is not None else "")
+    values.append(settings.metrics_key.get_secret_value() if settings.metrics_key else "")
     return tuple(values)
 
 

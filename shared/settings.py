@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 from typing import Annotated, Literal
+from urllib.parse import quote, urlsplit, urlunsplit
 
 from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
@@ -25,9 +26,19 @@ class Settings(BaseSettings):
 
     # --- storage -------------------------------------------------------------------------
     database_url: str = f"sqlite:///{DEFAULT_HOME}/ingest.db"
+    database_password: SecretStr | None = Field(
+        default=None,
+        description="The database password, as is (no URL-encoding): put into DATABASE_URL, so a "
+        "password with `@`, `%` or `/` needs no escaping there.",
+    )
     redis_url: str | None = Field(
         default=None,
         description="Celery broker and shared rate limiter. Unset: Celery runs in-process.",
+    )
+    redis_password: SecretStr | None = Field(
+        default=None,
+        description="The Redis password, as is: put into REDIS_URL (Kubernetes: KEDA reads the "
+        "same Secret key).",
     )
     qdrant_url: str | None = Field(default=None, description="Qdrant server; unset: local mode")
     qdrant_api_key: SecretStr | None = None
@@ -132,6 +143,15 @@ class Settings(BaseSettings):
         return value
 
     @model_validator(mode="after")
+    def _passwords_into_urls(self) -> Settings:
+        """DATABASE_PASSWORD and REDIS_PASSWORD go into their URLs, URL-encoded here."""
+        if self.database_password is not None:
+            self.database_url = _with_password(self.database_url, self.database_password)
+        if self.redis_password is not None and self.redis_url:
+            self.redis_url = _with_password(self.redis_url, self.redis_password)
+        return self
+
+    @model_validator(mode="after")
     def _openai_needs_a_key(self) -> Settings:
         """Asking for OpenAI without a key is a configuration error at start, not a failed
         document later (a compatible server at OPENAI_BASE_URL may need no key)."""
@@ -154,6 +174,15 @@ class Settings(BaseSettings):
     def eager(self) -> bool:
         """No broker configured: the embedded default runs Celery tasks in-process."""
         return not self.redis_url
+
+
+def _with_password(url: str, password: SecretStr) -> str:
+    """`url` with its password replaced by `password`, URL-encoded (user and host kept)."""
+    parts = urlsplit(url)
+    user = parts.netloc.rpartition("@")[0].partition(":")[0] if "@" in parts.netloc else ""
+    host = parts.netloc.rpartition("@")[2]
+    secret = quote(password.get_secret_value(), safe="")
+    return urlunsplit(parts._replace(netloc=f"{user}:{secret}@{host}"))
 
 
 @lru_cache
