@@ -10,6 +10,8 @@ A new command follows the same pattern; `tests/integration/test_cli_first_hour.p
 
 from __future__ import annotations
 
+import traceback
+
 import typer
 
 from worker.cli import api_server, chunking, conversion, database, pipeline_cmds, retrieval_cmds
@@ -40,14 +42,27 @@ def main() -> None:
     try:
         app(standalone_mode=True)
     except Exception as error:
-        typer.echo(one_line(error), err=True)
         if _debugging():
-            raise
-        raise SystemExit(1) from None
+            _print_masked_traceback()
+        typer.echo(one_line(error), err=True)
+        raise SystemExit(_exit_code(error)) from None
+
+
+def _exit_code(error: Exception) -> int:
+    """2 for a configuration error (the settings), 1 for everything else."""
+    from pydantic import ValidationError
+
+    return 2 if isinstance(error, ValidationError) else 1
 
 
 def one_line(error: Exception) -> str:
-    """The message for an error that reached the top of a command."""
+    """The message for an error that reached the top of a command, secrets masked (a database
+    driver or a URL parser may put the URL, password included, in its message)."""
+    return _masked(_describe(error))
+
+
+def _describe(error: Exception) -> str:
+    from pydantic import ValidationError
     from sqlalchemy.exc import DBAPIError
 
     from shared.db import schema_missing
@@ -55,6 +70,9 @@ def one_line(error: Exception) -> str:
 
     if isinstance(error, IngestError):
         return f"error [{error.code}]: {error.message}"
+    if isinstance(error, ValidationError):
+        reasons = "; ".join(f"{'.'.join(map(str, e['loc']))} {e['msg']}" for e in error.errors())
+        return f"error [configuration]: {reasons}"
     if isinstance(error, DBAPIError) and schema_missing(error):
         return "error [no_schema]: the database has no schema: run `ingest db upgrade`."
     if isinstance(error, DBAPIError):
@@ -66,6 +84,19 @@ def one_line(error: Exception) -> str:
     return f"error [internal_error]: {type(error).__name__}: {error}"
 
 
+def _masked(text: str) -> str:
+    """`text` without passwords or keys (the settings may be what failed: then the
+    environment names them)."""
+    from shared.secrets import mask
+    from shared.settings import get_settings
+
+    try:
+        settings = get_settings()
+    except Exception:
+        settings = None
+    return mask(text, settings)
+
+
 def _debugging() -> bool:
     from shared.settings import get_settings
 
@@ -73,6 +104,11 @@ def _debugging() -> bool:
         return get_settings().log_level.upper() == "DEBUG"
     except Exception:
         return False
+
+
+def _print_masked_traceback() -> None:
+    """With LOG_LEVEL=DEBUG: the traceback for the operator, secrets masked."""
+    typer.echo(_masked(traceback.format_exc()).rstrip(), err=True)
 
 
 if __name__ == "__main__":

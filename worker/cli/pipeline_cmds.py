@@ -55,9 +55,9 @@ def run(
 
     from shared import ingest
     from shared import repository as repo
-    from shared.db import transaction
     from shared.log import configure_logging
     from shared.pipeline.convert import detect_media_type
+    from shared.pipeline.failures import fail_version
     from shared.settings import get_settings
     from worker.chain import enqueue_version
 
@@ -84,15 +84,13 @@ def run(
             enqueue_version(version_id)
         except Exception as exc:
             error = exc.exc if isinstance(exc, Retry) and exc.exc else exc
-            with transaction() as session:
-                repo.fail_version(
-                    session,
-                    version_id,
-                    code=getattr(error, "code", "internal_error"),
-                    message=str(error),
-                    retryable=True,
-                    actor="cli",
-                )
+            fail_version(
+                version_id,
+                code=getattr(error, "code", "internal_error"),
+                message=str(error),
+                retryable=True,
+                actor="cli",
+            )
 
     registered: list[tuple[Path, repo.Registered]] = []
     refused: list[tuple[Path, str]] = [(p, "unsupported type") for p in listing.unsupported]
