@@ -1,7 +1,7 @@
 """Conversion: uploaded bytes (Markdown, plain text, PDF) to Markdown plus a page map.
 
 Markdown and text are decoded and otherwise kept as they are (the chunker parses them);
-PDFs go through `shared.pipeline.pdf`. Every refusal is a PermanentError with a stable code.
+PDFs go through `shared.pipeline.convert.pdf`. Every refusal is a PermanentError with a stable code.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import codecs
 from dataclasses import dataclass, field
 
 from shared.errors import PermanentError
-from shared.pipeline.pdf import Deadline, convert_pdf
-from shared.pipeline.text import decode_text, sniff_text
+from shared.pipeline.convert.pdf import Deadline, convert_pdf
+from shared.pipeline.convert.text import decode_text, sniff_text
 from shared.settings import Settings, get_settings
 
 

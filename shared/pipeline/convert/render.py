@@ -12,7 +12,7 @@ import re
 import statistics
 from dataclasses import dataclass, field
 
-from shared.pipeline.pdf_lines import Line
+from shared.pipeline.convert.lines import Line
 
 PARAGRAPH_GAP = 1.35  # a gap this many times the usual line spacing starts a new paragraph
 _ORDERED = re.compile(r"^(\d{1,2}|[a-zA-Z])[.)]\s+\S")

@@ -18,7 +18,7 @@ from pypdf import PasswordType, PdfReader
 from pypdf.generic import Destination
 
 from shared.errors import IngestError, PermanentError
-from shared.pipeline.pdf_layout import (
+from shared.pipeline.convert.layout import (
     OutlineEntry,
     body_size,
     mark_font_headings,
@@ -26,8 +26,8 @@ from shared.pipeline.pdf_layout import (
     mark_subheadings_under_outline,
     remove_running_lines,
 )
-from shared.pipeline.pdf_lines import Line, extract_lines
-from shared.pipeline.pdf_markdown import build_blocks, render
+from shared.pipeline.convert.lines import Line, extract_lines
+from shared.pipeline.convert.render import build_blocks, render
 
 MAX_OUTLINE_ENTRIES = 5000
 _FILE_NAME_TITLE = re.compile(r"\.(docx?|odt|pdf|indd|pages|rtf|pptx?)$", re.I)
