@@ -33,6 +33,8 @@ class Line:
     bold: bool
     heading: int = 0
     text_x: float | None = None  # where the words start when a bullet glyph comes first
+    confidence: float | None = None  # OCR: mean word confidence (0-100); None: a text layer
+    words: int = 0  # OCR: how many words the confidence is the mean of
 
 
 @dataclass
