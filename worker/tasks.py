@@ -17,6 +17,7 @@ from shared import repository as repo
 from shared.db import transaction
 from shared.errors import TransientError
 from shared.pipeline import stages
+from shared.pipeline.convert import Ocr
 from shared.pipeline.reaper import reap as reap_versions
 from shared.settings import get_settings
 from worker.app import app
@@ -61,7 +62,20 @@ def _run(task: Task, stage: Callable[[uuid.UUID, str], stages.Outcome], version_
 
 @app.task(name="ingest.convert", bind=True)
 def convert(self: Task, version_id: str) -> str:
-    return _run(self, stages.convert_version, version_id)
+    """Convert; a PDF with scanned pages goes on to `ingest.ocr` (the `ocr` queue), the rest
+    of the chain with it. In-process (the embedded default) OCR runs right here."""
+    mode = Ocr.RUN if get_settings().eager else Ocr.DEFER
+    outcome = _run(self, lambda v, owner: stages.convert_version(v, owner, mode), version_id)
+    if outcome is stages.Outcome.NEEDS_OCR:
+        limit = get_settings().ocr_timeout_seconds
+        return self.replace(ocr.si(version_id).set(soft_time_limit=limit, time_limit=limit + 60))
+    return outcome
+
+
+@app.task(name="ingest.ocr", bind=True)
+def ocr(self: Task, version_id: str) -> str:
+    """The convert stage with OCR, for PDFs with scanned pages (queue `ocr`)."""
+    return _run(self, lambda v, owner: stages.convert_version(v, owner, Ocr.RUN), version_id)
 
 
 @app.task(name="ingest.chunk", bind=True)

@@ -48,6 +48,9 @@ def chunk_rows(
         seen[digest] += 1
         pages = converted.pages_for(chunk.char_start, chunk.char_end)
         data = chunk.to_dict()
+        confidence = converted.ocr_confidence(chunk.char_start, chunk.char_end)
+        if confidence is not None:  # text read from a scan: say so, and how sure OCR was
+            data.update(ocr=True, ocr_confidence=confidence)
         rows.append(
             {
                 "document_id": document_id,
@@ -140,7 +143,15 @@ def payload(document: Document, version: DocumentVersion, chunk: ChunkRow) -> di
         "source_url": document.source_url,
         "language": document.language,
         "tags": list(document.tags or []),
+        **_ocr_payload(extra),
     }
+
+
+def _ocr_payload(extra: dict[str, Any]) -> dict[str, Any]:
+    """`ocr: true` and the mean word confidence for text read from a scan; nothing else."""
+    if not extra.get("ocr"):
+        return {}
+    return {"ocr": True, "ocr_confidence": extra.get("ocr_confidence")}
 
 
 def points_for(

@@ -128,7 +128,7 @@ def _ocr_options(
         return None, ""
     if settings.ocr_enabled is False:
         return None, "Text recognition (OCR) is switched off on this server (OCR_ENABLED)."
-    if not ocr_engine.available():
+    if mode is not Ocr.DEFER and not ocr_engine.available():  # the `ocr` worker checks
         return None, ocr_engine.INSTALL_HINT
     return OcrOptions(
         default_languages=settings.ocr_languages,

@@ -174,9 +174,9 @@ def _has_images(reader: PdfReader, index: int) -> bool:
 
 
 def _empty_page_warning(reader: PdfReader, index: int, ocr_ran: bool) -> str:
-    if ocr_ran:
-        return f"page {index + 1} has no text, and OCR found none (blank, or pictures); skipped"
     if _has_images(reader, index):
+        if ocr_ran:
+            return f"page {index + 1} is an image in which OCR found no text; skipped"
         return f"page {index + 1} has no text (image only? it may need OCR); skipped"
     return f"page {index + 1} is empty; skipped"
 
