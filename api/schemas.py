@@ -44,6 +44,18 @@ class VersionError(BaseModel):
     retryable: bool | None
 
 
+class OcrOut(BaseModel):
+    """How the text of a scanned PDF was read (text recognition, Tesseract)."""
+
+    pages: list[int] = Field(description="Pages read with OCR (the others had a text layer).")
+    languages: str = Field(description="Tesseract languages used, e.g. `nld` or `nld+eng`.")
+    confidence: float = Field(description="Mean confidence (0-100) of the recognised words.")
+    low_confidence_pages: list[int]
+    warning: str | None = Field(
+        default=None, description="For the editor when some pages were read with low confidence."
+    )
+
+
 class VersionOut(BaseModel):
     model_config = ConfigDict(from_attributes=True)
 
@@ -64,6 +76,7 @@ class VersionOut(BaseModel):
     received_at: datetime
     finished_at: datetime | None
     updated_at: datetime
+    ocr: OcrOut | None = Field(default=None, description="Set when pages were scans (OCR).")
 
 
 class EventOut(BaseModel):

@@ -53,6 +53,38 @@ const DocumentView = (() => {
     box.hidden = false;
   }
 
+  // A scanned PDF read with OCR: say so, and where the text may be wrong. (Its one text.)
+  function ocrNotice(ocr) {
+    const low = ocr.low_confidence_pages;
+    const word = (pages) => (pages.length === 1 ? "page" : "pages");
+    return low.length
+      ? `Scanned; text recognised with low confidence on ${word(low)} ${pageRanges(low)}: check the chunks.`
+      : `Scanned; the text of ${word(ocr.pages)} ${pageRanges(ocr.pages)} was recognised with OCR (confidence ${Math.round(ocr.confidence)} %).`;
+  }
+
+  // [3, 4, 7] -> "3-4, 7"
+  function pageRanges(pages) {
+    const ranges = [];
+    for (const page of [...pages].sort((a, b) => a - b)) {
+      const last = ranges[ranges.length - 1];
+      if (last && page === last[1] + 1) last[1] = page;
+      else ranges.push([page, page]);
+    }
+    return ranges.map(([a, b]) => (a === b ? `${a}` : `${a}-${b}`)).join(", ");
+  }
+
+  function renderOcr(d) {
+    const box = $("document-ocr");
+    const current = d.versions.find((v) => v.id === d.current_version_id);
+    if (!current || !current.ocr) {
+      box.hidden = true;
+      box.replaceChildren();
+      return;
+    }
+    box.replaceChildren(el("p", {}, ocrNotice(current.ocr)));
+    box.hidden = false;
+  }
+
   function renderVersions(d) {
     const rows = [...d.versions].reverse().map((v) => el("tr", { "data-version": v.number },
       el("td", { class: "num" }, v.number),
@@ -137,6 +169,7 @@ const DocumentView = (() => {
     document.title = `${detail.title || detail.external_id} \u2013 Content ingestion`;
     renderFacts(detail);
     renderError(detail);
+    renderOcr(detail);
     renderVersions(detail);
     renderHistory(detail);
     const deleted = detail.status === "deleted";
@@ -159,6 +192,7 @@ const DocumentView = (() => {
       $("versions-table").querySelector("tbody").replaceChildren();
       $("chunks-summary").textContent = "";
       $("document-error").hidden = true;
+      $("document-ocr").hidden = true;
       $("document-title").textContent = "Loading…";
     }
   }
