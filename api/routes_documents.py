@@ -301,7 +301,12 @@ def get_chunks(
             if version_id
             else ([], 0)
         )
-        items = [ChunkOut.model_validate(chunk) for chunk in chunks]
+        items = [
+            ChunkOut.model_validate(chunk).model_copy(
+                update={"ocr_confidence": (chunk.extra or {}).get("ocr_confidence")}
+            )
+            for chunk in chunks
+        ]
     return ChunkList(
         document_id=document_id,
         version_id=version_id,

@@ -152,6 +152,10 @@ class ChunkOut(BaseModel):
     page_end: int | None
     char_start: int
     char_end: int
+    ocr_confidence: float | None = Field(
+        default=None,
+        description="Text read from a scan: the mean confidence (0-100) of its words.",
+    )
 
 
 class ChunkList(BaseModel):

@@ -149,7 +149,9 @@ const DocumentView = (() => {
     el("header", {},
       el("h3", { id: `chunk-${c.index}` }, `Chunk ${c.index + 1}`),
       el("span", { class: "chunk-meta" },
-        [`${number(c.token_count)} tokens`, pages(c), c.kinds.join(", ")].filter(Boolean).join(" \u00b7 "))),
+        [`${number(c.token_count)} tokens`, pages(c), c.kinds.join(", "),
+          c.ocr_confidence == null ? null : `scanned, OCR ${Math.round(c.ocr_confidence)} %`]
+          .filter(Boolean).join(" \u00b7 "))),
     el("p", { class: "heading-path" },
       el("span", { class: "visually-hidden" }, "Heading path: "),
       c.headings.length ? c.headings.join(" \u203a ") : "(before the first heading)"),

@@ -59,8 +59,12 @@ def test_a_scan_read_with_low_confidence_is_flagged_on_the_page(
         "scanned; text recognised with low confidence on page 1: check the chunks"
     )
 
+    chunks = httpx.get(f"{site}/v1/documents/{document_id}/chunks", headers=headers).json()
+    assert chunks["items"] and all(80 <= c["ocr_confidence"] <= 100 for c in chunks["items"])
+
     sign_in(page, site, EDITOR_KEY)
     page.goto(f"{site}/#/documents/{document_id}")
     notice = page.locator("#document-ocr")
     expect(notice).to_be_visible()
     expect(notice).to_contain_text("low confidence on page 1: check the chunks")
+    expect(page.locator(".chunk-meta").first).to_contain_text("scanned, OCR")
