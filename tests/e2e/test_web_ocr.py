@@ -43,6 +43,7 @@ def test_a_scan_read_with_low_confidence_is_flagged_on_the_page(
             site + "/v1/documents",
             headers=headers,
             files={"file": ("heup-scan.pdf", scan, "application/pdf")},
+            data={"language": "nl-NL"},  # read with Tesseract's Dutch data alone
         )
         assert answer.status_code == 202, answer.text
         document_id = answer.json()["documents"][0]["document_id"]
@@ -55,6 +56,7 @@ def test_a_scan_read_with_low_confidence_is_flagged_on_the_page(
     assert detail["status"] == "indexed", detail["error"]
     ocr = detail["versions"][-1]["ocr"]
     assert ocr["pages"] == [1] and ocr["low_confidence_pages"] == [1]
+    assert ocr["languages"] == "nld"
     assert ocr["warning"] == (
         "scanned; text recognised with low confidence on page 1: check the chunks"
     )
