@@ -229,3 +229,20 @@ def test_languages_follow_the_document(language: str | None, expected: str) -> N
 
 def test_page_ranges_read_like_a_person_writes_them() -> None:
     assert page_ranges([7, 3, 4]) == "3-4, 7"
+
+
+def test_a_poster_sized_page_is_read_within_the_pixel_limit_and_a_scan_at_its_own_dpi() -> None:
+    import pypdfium2 as pdfium
+    from reportlab.pdfgen.canvas import Canvas
+
+    from shared.pipeline.convert.ocr import MAX_PIXELS, render_dpi
+
+    buffer = io.BytesIO()
+    poster = Canvas(buffer, pagesize=(200 * 72, 100 * 72))  # 200 by 100 inches
+    poster.drawString(72, 72, "Poster")
+    poster.save()
+    page = pdfium.PdfDocument(buffer.getvalue())[0]
+    dpi = render_dpi(page, 300, page.get_size())
+    assert (200 * dpi) * (100 * dpi) <= MAX_PIXELS and dpi >= 40
+    scan = pdfium.PdfDocument(scanned_pdf(_first_pages(EXAMPLE, 1), dpi=150))[0]
+    assert render_dpi(scan, 300, scan.get_size()) == 150

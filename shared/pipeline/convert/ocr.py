@@ -13,6 +13,7 @@ its shape (a small raised blob set apart from the words).
 from __future__ import annotations
 
 import functools
+import math
 import statistics
 import xml.etree.ElementTree as ET
 from collections.abc import Callable
@@ -35,6 +36,7 @@ _TESSERACT_CODES = {
     "pt": "por", "pl": "pol", "tr": "tur", "ar": "ara", "da": "dan", "sv": "swe",
 }  # fmt: skip
 _BULLET_MISREADS = frozenset("«»*°©®¢•·") | BULLET_GLYPHS
+MAX_PIXELS = 40_000_000  # an A3 page at 400 dpi; an A4 at 300 dpi is 8.7 million
 ASCENDER = 0.72  # baseline to ascender top, as a share of the font size (Helvetica, Arial)
 SIZE_CLASS = 1.10  # sorted OCR sizes less than 10 % apart belong to one class
 BODY_CLASS = 1.12  # ... and within 12 % of the body size are body text
@@ -109,7 +111,7 @@ def recognise_pages(
             deadline.check()
             try:
                 page = document[number - 1]
-                dpi = render_dpi(page, options.dpi)
+                dpi = render_dpi(page, options.dpi, page.get_size())
                 image = page.render(scale=dpi / 72, grayscale=True).to_pil()
                 page.close()
                 hocr = pytesseract.image_to_pdf_or_hocr(
@@ -136,10 +138,18 @@ def recognise_pages(
     return found, warnings
 
 
-def render_dpi(page: object, most: int) -> int:
+def render_dpi(page: object, most: int, size: tuple[float, float]) -> int:
     """The resolution to read a page at: `most`, or the resolution of the scan that covers
     the page when that is lower (at least 100). Upsampling a 150 dpi scan to 300 adds no
-    detail but blurs the letters: Tesseract misread four times as many characters that way."""
+    detail but blurs the letters: Tesseract misread four times as many characters that way.
+    A poster-sized page is read at a lower resolution, within MAX_PIXELS."""
+    width, height = size
+    if width > 0 and height > 0:
+        most = max(int(min(most, 72 * math.sqrt(MAX_PIXELS / (width * height)))), 1)
+    return min(most, _scan_dpi(page, most))
+
+
+def _scan_dpi(page: object, most: int) -> int:
     import pypdfium2.raw as pdfium_c
 
     try:
