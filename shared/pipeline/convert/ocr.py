@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import math
+import os
 import statistics
 import xml.etree.ElementTree as ET
 from collections.abc import Callable
@@ -100,6 +101,9 @@ def recognise_pages(
     import pypdfium2 as pdfium
     import pytesseract
 
+    # One Tesseract thread: workers run one OCR per core already, and on a busy machine its
+    # OpenMP threads wait on each other (bench/ocr.py: 2.5-5x slower with two). Overridable.
+    os.environ.setdefault("OMP_THREAD_LIMIT", "1")
     warnings: list[str] = []
     found: dict[int, list[Line]] = {}
     try:
