@@ -102,7 +102,7 @@ def recognise_pages(
     import pytesseract
 
     # One Tesseract thread: workers run one OCR per core already, and on a busy machine its
-    # OpenMP threads wait on each other (bench/ocr.py: 2.5-5x slower with two). Overridable.
+    # OpenMP threads wait on each other (bench/ocr.py: 2.5-6.5x slower with two). Overridable.
     os.environ.setdefault("OMP_THREAD_LIMIT", "1")
     warnings: list[str] = []
     found: dict[int, list[Line]] = {}
