@@ -246,3 +246,11 @@ def test_a_poster_sized_page_is_read_within_the_pixel_limit_and_a_scan_at_its_ow
     assert (200 * dpi) * (100 * dpi) <= MAX_PIXELS and dpi >= 40
     scan = pdfium.PdfDocument(scanned_pdf(_first_pages(EXAMPLE, 1), dpi=150))[0]
     assert render_dpi(scan, 300, scan.get_size()) == 150
+
+
+def test_a_page_over_the_time_limit_is_skipped_and_a_scan_of_only_such_pages_times_out() -> None:
+    scan = scanned_pdf(_first_pages(EXAMPLE, 1))
+    with pytest.raises(PermanentError) as info:
+        convert(scan, PDF, settings=Settings(ocr_page_timeout_seconds=0.01))
+    assert info.value.code == "conversion_timeout"
+    assert "OCR_PAGE_TIMEOUT_SECONDS" in info.value.message

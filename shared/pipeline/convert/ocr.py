@@ -37,6 +37,7 @@ _TESSERACT_CODES = {
     "pt": "por", "pl": "pol", "tr": "tur", "ar": "ara", "da": "dan", "sv": "swe",
 }  # fmt: skip
 _BULLET_MISREADS = frozenset("«»*°©®¢•·") | BULLET_GLYPHS
+TOO_SLOW = "text recognition took longer than the limit"
 MAX_PIXELS = 40_000_000  # an A3 page at 400 dpi; an A4 at 300 dpi is 8.7 million
 ASCENDER = 0.72  # baseline to ascender top, as a share of the font size (Helvetica, Arial)
 SIZE_CLASS = 1.10  # sorted OCR sizes less than 10 % apart belong to one class
@@ -122,13 +123,15 @@ def recognise_pages(
                     image,
                     lang=languages,
                     extension="hocr",
-                    timeout=max(min(options.page_timeout, deadline.remaining()), 1.0),
+                    timeout=max(min(options.page_timeout, deadline.remaining()), 0.01),
                 )
-            except RuntimeError as exc:  # pytesseract's timeout
+            except pytesseract.TesseractError as exc:  # a RuntimeError too: before the next
+                warnings.append(f"page {number} could not be read by OCR ({exc.message})")
+                continue
+            except RuntimeError:  # pytesseract's timeout
                 deadline.check()
                 warnings.append(
-                    f"page {number}: text recognition took longer than "
-                    f"{options.page_timeout:g} seconds ({exc}); skipped"
+                    f"page {number}: {TOO_SLOW} ({options.page_timeout:g} seconds); skipped"
                 )
                 continue
             except Exception as exc:

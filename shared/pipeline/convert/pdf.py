@@ -28,6 +28,7 @@ from shared.pipeline.convert.layout import (
 )
 from shared.pipeline.convert.lines import Line, extract_lines
 from shared.pipeline.convert.ocr import (
+    TOO_SLOW,
     OcrNeeded,
     OcrOptions,
     choose_languages,
@@ -313,6 +314,13 @@ def convert_pdf(
             ocr_ran = ocr is not None and index + 1 in scans
             warnings.append(_empty_page_warning(reader, index, ocr_ran))
     if not any(pages):
+        if any(TOO_SLOW in warning for warning in warnings):
+            raise PermanentError(
+                "Reading the scanned pages of this PDF took longer than the limit per page "
+                "(OCR_PAGE_TIMEOUT_SECONDS). Scan it again at 300 dpi in black and white or "
+                "grey, or split it, and upload it again.",
+                code="conversion_timeout",
+            )
         raise _no_text(ocr, no_ocr_reason, bool(scans) and ocr is not None)
     warnings.extend(remove_running_lines(pages, [_vertical_box(reader, i) for i in range(count)]))
     if outline:
