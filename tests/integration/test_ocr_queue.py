@@ -50,3 +50,20 @@ def test_a_scan_is_converted_on_the_ocr_queue_and_its_chunks_say_so(
     assert all(r.payload["ocr_confidence"] == c.extra["ocr_confidence"] for r, c in zip(
         sorted(records, key=lambda r: r.payload["chunk_index"]), chunks, strict=True
     ))
+
+
+def test_scans_waiting_on_the_ocr_queue_count_as_the_convert_backlog(
+    pipeline: PipelineEnv, redis_url: str
+) -> None:
+    """So the reaper leaves a scan queued behind others alone instead of sending it again."""
+    from worker.chain import backlog
+
+    queue = redis.Redis.from_url(redis_url)
+    queue.delete("cpu", "ocr")
+    assert backlog(Status.CONVERTING) == 0
+    queue.rpush("ocr", "a scan's message")
+    try:
+        assert backlog(Status.CONVERTING) == 1
+        assert backlog(Status.CHUNKING) == 0
+    finally:
+        queue.delete("ocr")
