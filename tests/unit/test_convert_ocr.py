@@ -254,3 +254,19 @@ def test_a_page_over_the_time_limit_is_skipped_and_a_scan_of_only_such_pages_tim
         convert(scan, PDF, settings=Settings(ocr_page_timeout_seconds=0.01))
     assert info.value.code == "conversion_timeout"
     assert "OCR_PAGE_TIMEOUT_SECONDS" in info.value.message
+
+
+def test_a_blank_page_is_not_a_scan_so_a_text_brochure_stays_on_the_cpu_queue() -> None:
+    converted = convert(pdfs.brochure_pdf(), PDF, ocr=Ocr.DEFER)  # page 4 is blank
+    assert converted.ocr is None
+    assert f"page {pdfs.BLANK_PAGE} is empty; skipped" in converted.warnings
+
+
+def test_a_pdf_of_blank_pages_says_so_rather_than_asking_for_ocr() -> None:
+    blank = io.BytesIO()
+    writer = PdfWriter()
+    writer.add_blank_page(595, 842)
+    writer.write(blank)
+    with pytest.raises(PermanentError) as info:
+        convert(blank.getvalue(), PDF)
+    assert info.value.code == "pdf_no_text" and "blank" in info.value.message

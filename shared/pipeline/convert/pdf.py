@@ -183,20 +183,35 @@ def _empty_page_warning(reader: PdfReader, index: int, ocr_ran: bool) -> str:
 
 
 MIN_LETTERS = 20  # a page with fewer letters in its text layer (and pictures) is a scan
+MIN_DRAWING_BYTES = 1024  # content beyond a blank page's few operators: something is drawn
 
 
 def _letters(lines: list[Line]) -> int:
     return sum(ch.isalpha() for line in lines for ch in line.text)
 
 
+def _content_bytes(reader: PdfReader, index: int) -> int:
+    try:
+        contents = reader.pages[index].get("/Contents")
+        if contents is None:
+            return 0
+        contents = contents.get_object()
+        parts = contents if isinstance(contents, list) else [contents]
+        return sum(len(part.get_object().get_data()) for part in parts)
+    except Exception:
+        return 0
+
+
 def scanned_pages(reader: PdfReader, pages: list[list[Line]], unreadable: set[int]) -> list[int]:
-    """1-based numbers of the pages without usable text: no text at all (a scan, or text
-    drawn as outlines), or next to nothing beside pictures (a scan with a stamped number)."""
+    """1-based numbers of the pages to read with OCR: next to no text, and pictures (a scan,
+    maybe with a stamped page number) or much drawn (text set as outlines). A blank page is
+    not one: it would send a text brochure with an empty back page to the `ocr` queue."""
     return [
         index + 1
         for index, lines in enumerate(pages)
         if index + 1 not in unreadable
-        and (not lines or (_letters(lines) < MIN_LETTERS and _has_images(reader, index)))
+        and _letters(lines) < MIN_LETTERS
+        and (_has_images(reader, index) or _content_bytes(reader, index) > MIN_DRAWING_BYTES)
     ]
 
 
@@ -263,8 +278,15 @@ class PdfText(NamedTuple):
     ocr: dict[str, object] | None = None
 
 
-def _no_text(ocr: OcrOptions | None, no_ocr_reason: str, ocr_ran: bool) -> PermanentError:
-    if ocr_ran:
+def _no_text(ocr: OcrOptions | None, no_ocr_reason: str, scans: list[int]) -> PermanentError:
+    if not scans:
+        return PermanentError(
+            "This PDF has no text, and nothing on its pages looks like a scan: they are blank. "
+            "Check that this is the right file (export it again from the original program) "
+            "and upload it again.",
+            code="pdf_no_text",
+        )
+    if ocr is not None:
         return PermanentError(
             "This PDF has no text layer, and text recognition (OCR) found no text on its "
             "pages: they are blank, or pictures without words. If it does hold text, scan it "
@@ -321,7 +343,7 @@ def convert_pdf(
                 "grey, or split it, and upload it again.",
                 code="conversion_timeout",
             )
-        raise _no_text(ocr, no_ocr_reason, bool(scans) and ocr is not None)
+        raise _no_text(ocr, no_ocr_reason, scans)
     warnings.extend(remove_running_lines(pages, [_vertical_box(reader, i) for i in range(count)]))
     if outline:
         warnings.extend(mark_outline_headings(pages, outline))
