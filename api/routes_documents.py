@@ -35,7 +35,7 @@ from shared import ingest
 from shared import repository as repo
 from shared.db import transaction
 from shared.models import Document, DocumentVersion
-from shared.pipeline.convert.ocr import low_confidence_warning
+from shared.pipeline.convert.confidence import low_confidence_warning
 
 UPLOAD_SOURCE = "upload"
 MAX_FILES = 20

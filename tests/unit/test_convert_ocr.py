@@ -19,7 +19,8 @@ from pypdf import PdfReader, PdfWriter
 
 from shared.errors import PermanentError
 from shared.pipeline.convert import Converted, Ocr, OcrNeeded, convert
-from shared.pipeline.convert.ocr import choose_languages, installed_languages, page_ranges
+from shared.pipeline.convert.confidence import page_ranges
+from shared.pipeline.convert.ocr import choose_languages, installed_languages
 from shared.settings import Settings
 from tests import pdfs
 from tests.conftest import ROOT

@@ -15,8 +15,9 @@ from enum import StrEnum
 
 from shared.errors import PermanentError
 from shared.pipeline.convert import ocr as ocr_engine
+from shared.pipeline.convert.confidence import span_confidence
 from shared.pipeline.convert.deadline import Deadline
-from shared.pipeline.convert.ocr import OcrNeeded, OcrOptions, span_confidence
+from shared.pipeline.convert.ocr import OcrNeeded, OcrOptions
 from shared.pipeline.convert.pdf import convert_pdf
 from shared.pipeline.convert.text import decode_text, sniff_text
 from shared.settings import Settings, get_settings

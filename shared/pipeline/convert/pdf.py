@@ -17,7 +17,9 @@ from pypdf import PasswordType, PdfReader
 from pypdf.generic import Destination
 
 from shared.errors import IngestError, PermanentError
+from shared.pipeline.convert.confidence import low_confidence_warning, ocr_summary
 from shared.pipeline.convert.deadline import Deadline
+from shared.pipeline.convert.hocr import snap_sizes
 from shared.pipeline.convert.layout import (
     OutlineEntry,
     body_size,
@@ -32,10 +34,7 @@ from shared.pipeline.convert.ocr import (
     OcrNeeded,
     OcrOptions,
     choose_languages,
-    low_confidence_warning,
-    ocr_summary,
     recognise_pages,
-    snap_sizes,
 )
 from shared.pipeline.convert.render import build_blocks, render
 
