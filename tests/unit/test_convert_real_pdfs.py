@@ -41,7 +41,7 @@ GRACE = 5.0  # the deadline is checked between pages and text runs, not preempti
 # docs/benchmarks.md ("OCR") for that run.
 OCR_DPI = 100
 OCR_LIMIT = 10
-CONVERTED_AT_LEAST = 100  # 90 have a text layer; OCR at 100 dpi within 10 s read 19 more here
+CONVERTED_AT_LEAST = 100  # 90 have a text layer; OCR at 100 dpi within 10 s read 32 more here
 
 
 def _pip_download_command() -> list[str]:
