@@ -24,6 +24,7 @@ from api.schemas import (
     DocumentStatus,
     DocumentSummary,
     EventOut,
+    OcrOut,
     PreviousVersion,
     Removed,
     SourceCount,
@@ -36,7 +37,8 @@ from api.uploads import check_text_upload, read_upload, safe_filename
 from shared import ingest
 from shared import repository as repo
 from shared.db import transaction
-from shared.models import Document
+from shared.models import Document, DocumentVersion
+from shared.pipeline.convert.confidence import low_confidence_warning
 from shared.urls import require_safe_url
 
 UPLOAD_SOURCE = "upload"
@@ -362,9 +364,25 @@ def get_document(document_id: uuid.UUID, caller: Caller) -> DocumentDetail:
             **_summary(document, state, repo.document_totals(session, [document])[document.id]),
             metadata=dict(document.extra or {}),
             error=error,
-            versions=[VersionOut.model_validate(v) for v in versions],
+            versions=[_version_out(v) for v in versions],
             events=[EventOut.model_validate(e) for e in history],
         )
+
+
+def _version_out(version: DocumentVersion) -> VersionOut:
+    """A version as the API shows it, with how its scanned pages were read (if any)."""
+    out = VersionOut.model_validate(version)
+    ocr = (version.conversion or {}).get("ocr")
+    if isinstance(ocr, dict):
+        low = [int(page) for page in ocr.get("low_confidence_pages") or []]
+        out.ocr = OcrOut(
+            pages=ocr.get("pages") or [],
+            languages=ocr.get("languages") or "",
+            confidence=ocr.get("confidence") or 0.0,
+            low_confidence_pages=low,
+            warning=low_confidence_warning(low) if low else None,
+        )
+    return out
 
 
 @router.get(
@@ -392,8 +410,11 @@ def get_chunks(
         items = [
             ChunkOut.model_validate(chunk).model_copy(
                 update={
-                    key: int((chunk.extra or {}).get(key) or 0)
-                    for key in ("overlap_tokens", "new_text_offset")
+                    **{
+                        key: int((chunk.extra or {}).get(key) or 0)
+                        for key in ("overlap_tokens", "new_text_offset")
+                    },
+                    "ocr_confidence": (chunk.extra or {}).get("ocr_confidence"),
                 }
             )
             for chunk in chunks

@@ -63,6 +63,18 @@ class VersionError(BaseModel):
     retryable: bool | None
 
 
+class OcrOut(BaseModel):
+    """How the text of a scanned PDF was read (text recognition, Tesseract)."""
+
+    pages: list[int] = Field(description="Pages read with OCR (the others had a text layer).")
+    languages: str = Field(description="Tesseract languages used, e.g. `nld` or `nld+eng`.")
+    confidence: float = Field(description="Mean confidence (0-100) of the recognised words.")
+    low_confidence_pages: list[int]
+    warning: str | None = Field(
+        default=None, description="For the editor when some pages were read with low confidence."
+    )
+
+
 class VersionOut(BaseModel):
     model_config = ConfigDict(from_attributes=True)
 
@@ -83,6 +95,7 @@ class VersionOut(BaseModel):
     received_at: datetime
     finished_at: datetime | None
     updated_at: datetime
+    ocr: OcrOut | None = Field(default=None, description="Set when pages were scans (OCR).")
 
 
 class EventOut(BaseModel):
@@ -163,6 +176,10 @@ class ChunkOut(BaseModel):
     )
     new_text_offset: int = Field(
         0, description="Where the chunk's own text starts in `text` (after the overlap)."
+    )
+    ocr_confidence: float | None = Field(
+        default=None,
+        description="Text read from a scan: the mean confidence (0-100) of its words.",
     )
 
 

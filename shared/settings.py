@@ -116,6 +116,34 @@ class Settings(BaseSettings):
         "internal; others resolving to private, loopback or link-local addresses are refused.",
     )
 
+    # --- OCR of scanned PDF pages (Tesseract) -------------------------------------------
+    ocr_enabled: bool | None = Field(
+        default=None,
+        description="Read PDF pages without a text layer with Tesseract; unset: on where "
+        "Tesseract is installed.",
+    )
+    ocr_languages: str = Field(
+        default="nld+eng",
+        description="Tesseract languages for a document whose own language is unknown or has "
+        "no Tesseract data installed.",
+    )
+    ocr_dpi: int = Field(default=300, ge=72, le=600, description="Resolution pages are read at")
+    ocr_page_timeout_seconds: float = Field(
+        default=60.0, gt=0, description="Time limit of reading one page (it is skipped after)."
+    )
+    ocr_timeout_seconds: int = Field(
+        default=1800,
+        ge=1,
+        description="Time limit of the OCR of one document (the `ocr` task's limit); keep it "
+        "below VISIBILITY_TIMEOUT_SECONDS.",
+    )
+    ocr_low_confidence: float = Field(
+        default=75.0,
+        ge=0,
+        le=100,
+        description="Pages whose words' mean OCR confidence (0-100) is lower get a warning.",
+    )
+
     # --- HTTP API and webhook ------------------------------------------------------------
     api_keys: Annotated[list[str], NoDecode] = Field(
         default_factory=list,

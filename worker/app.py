@@ -3,8 +3,9 @@
 Reliability settings follow DESIGN.md: late acks, requeue on a lost worker, prefetch 1, a Redis
 visibility timeout above the longest task, time limits, JSON only, and task events for Flower.
 Queues are split by kind of work so each scales on its own: `cpu` (convert, chunk) and `io`
-(embed, upsert, finalize, delete, reap). On the embedded default (no `REDIS_URL`) tasks run
-in-process.
+(embed, upsert, finalize, delete, reap), and `ocr` (the conversion of a PDF with scanned
+pages, which convert hands over: seconds a page, so a long scan never holds up small pages).
+On the embedded default (no `REDIS_URL`) tasks run in-process.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from shared.settings import Settings, get_settings
 
 CPU_QUEUE = "cpu"
 IO_QUEUE = "io"
+OCR_QUEUE = "ocr"
 
 ROUTES = {
     "ingest.convert": {"queue": CPU_QUEUE},
@@ -28,6 +30,7 @@ ROUTES = {
     "ingest.finalize": {"queue": IO_QUEUE},
     "ingest.delete": {"queue": IO_QUEUE},
     "ingest.reap": {"queue": IO_QUEUE},
+    "ingest.ocr": {"queue": OCR_QUEUE},
 }
 
 

@@ -38,10 +38,12 @@ def backlog(stage: Status) -> int:
     settings = get_settings()
     if settings.eager:
         return 0
-    queue = ROUTES[STAGE_TASKS[stage].name]["queue"]
+    queues = [ROUTES[STAGE_TASKS[stage].name]["queue"]]
+    if stage is Status.CONVERTING:  # scans that convert handed to `ocr` wait there
+        queues.append(ROUTES[tasks.ocr.name]["queue"])
     client = redis.Redis.from_url(settings.redis_url)  # type: ignore[arg-type]
     try:
-        return int(client.llen(queue))
+        return sum(int(client.llen(queue)) for queue in queues)
     finally:
         client.close()
 

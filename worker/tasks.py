@@ -26,6 +26,7 @@ from celery import Task
 from shared.errors import TransientError
 from shared.log import get_logger
 from shared.pipeline import stages
+from shared.pipeline.convert import Ocr
 from shared.pipeline.failures import fail_version
 from shared.pipeline.reaper import reap as reap_versions
 from shared.settings import Settings, get_settings
@@ -97,7 +98,24 @@ def _run(
 
 @app.task(name="ingest.convert", **TASK_OPTIONS)
 def convert(self: Task, version_id: str, busy_waits: int = 0) -> str:
-    return _run(self, stages.convert_version, version_id, busy_waits)
+    """Convert; a PDF with scanned pages goes on to `ingest.ocr` (the `ocr` queue), the rest
+    of the chain with it. In-process (the embedded default) OCR runs right here."""
+    mode = Ocr.RUN if get_settings().eager else Ocr.DEFER
+    outcome = _run(
+        self, lambda v, owner: stages.convert_version(v, owner, mode), version_id, busy_waits
+    )
+    if outcome is stages.Outcome.NEEDS_OCR:
+        limit = get_settings().ocr_timeout_seconds
+        return self.replace(ocr.si(version_id).set(soft_time_limit=limit, time_limit=limit + 60))
+    return outcome
+
+
+@app.task(name="ingest.ocr", **TASK_OPTIONS)
+def ocr(self: Task, version_id: str, busy_waits: int = 0) -> str:
+    """The convert stage with OCR, for PDFs with scanned pages (queue `ocr`)."""
+    return _run(
+        self, lambda v, owner: stages.convert_version(v, owner, Ocr.RUN), version_id, busy_waits
+    )
 
 
 @app.task(name="ingest.chunk", **TASK_OPTIONS)

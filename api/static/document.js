@@ -66,6 +66,41 @@ const DocumentView = (() => {
     return message || t("error.noReason");
   }
 
+  // A scanned PDF read with OCR: say so, and where the text may be wrong. (Its one text.)
+  function ocrNotice(ocr) {
+    const low = ocr.low_confidence_pages;
+    const word = (pages) => t(pages.length === 1 ? "ocr.page" : "ocr.pages");
+    return low.length
+      ? t("ocr.low", { pages: `${word(low)} ${pageRanges(low)}` })
+      : t("ocr.read", {
+        pages: `${word(ocr.pages)} ${pageRanges(ocr.pages)}`,
+        confidence: Math.round(ocr.confidence),
+      });
+  }
+
+  // [3, 4, 7] -> "3-4, 7"
+  function pageRanges(pages) {
+    const ranges = [];
+    for (const page of [...pages].sort((a, b) => a - b)) {
+      const last = ranges[ranges.length - 1];
+      if (last && page === last[1] + 1) last[1] = page;
+      else ranges.push([page, page]);
+    }
+    return ranges.map(([a, b]) => (a === b ? `${a}` : `${a}-${b}`)).join(", ");
+  }
+
+  function renderOcr(d) {
+    const box = $("document-ocr");
+    const current = d.versions.find((v) => v.id === d.current_version_id);
+    if (!current || !current.ocr) {
+      box.hidden = true;
+      box.replaceChildren();
+      return;
+    }
+    box.replaceChildren(el("p", {}, ocrNotice(current.ocr)));
+    box.hidden = false;
+  }
+
   function renderVersions(d) {
     const rows = [...d.versions].reverse().map((v) => el("tr", { "data-version": v.number },
       el("td", { class: "num" }, v.number),
@@ -152,7 +187,9 @@ const DocumentView = (() => {
     el("header", {},
       el("h3", { id: `chunk-${c.index}` }, t("chunks.title", { number: c.index + 1 })),
       el("span", { class: "chunk-meta" },
-        [t("chunks.tokens", { count: number(c.token_count) }), c.kinds.join(", ")].filter(Boolean).join(" \u00b7 "),
+        [t("chunks.tokens", { count: number(c.token_count) }), c.kinds.join(", "),
+          c.ocr_confidence == null ? null : t("chunks.ocr", { confidence: Math.round(c.ocr_confidence) })]
+          .filter(Boolean).join(" \u00b7 "),
         pages(c) ? el("span", { class: "chunk-pages", title: t("chunks.pagesHint") }, ` \u00b7 ${pages(c)}`) : null)),
     el("p", { class: "heading-path" },
       el("span", { class: "visually-hidden" }, t("chunks.headingPath")),
@@ -173,6 +210,7 @@ const DocumentView = (() => {
     document.title = `${detail.title || detail.external_id} \u2013 ${t("app.name")}`;
     renderFacts(detail);
     renderError(detail);
+    renderOcr(detail);
     renderVersions(detail);
     renderHistory(detail);
     const deleted = detail.status === "deleted";
@@ -198,6 +236,7 @@ const DocumentView = (() => {
       $("versions-table").querySelector("tbody").replaceChildren();
       $("chunks-summary").textContent = "";
       $("document-error").hidden = true;
+      $("document-ocr").hidden = true;
       $("document-title").textContent = t("document.loading");
     }
   }

@@ -51,6 +51,9 @@ def chunk_rows(
         seen[digest] += 1
         pages = converted.pages_for(chunk.char_start, chunk.char_end)
         data = chunk.to_dict()
+        confidence = converted.ocr_confidence(chunk.char_start, chunk.char_end)
+        if confidence is not None:  # text read from a scan: say so, and how sure OCR was
+            data.update(ocr=True, ocr_confidence=confidence)
         rows.append(
             {
                 "document_id": document_id,
@@ -151,6 +154,7 @@ def payload(document: Document, version: DocumentVersion, chunk: ChunkRow) -> di
         "new_text_offset": extra.get("new_text_offset", 0),
         "heading_paths": heading_paths(list(chunk.headings)),
         "updated_at": _iso(document.updated_at),
+        **_ocr_payload(extra),
     }
 
 
@@ -169,6 +173,13 @@ def sparse_vector(data: dict[str, Any]) -> qm.SparseVector:
         embedding_input(data.get("headings") or [], data.get("text") or ""), data.get("language")
     )
     return qm.SparseVector(indices=terms.indices, values=terms.values)
+
+
+def _ocr_payload(extra: dict[str, Any]) -> dict[str, Any]:
+    """`ocr: true` and the mean word confidence for text read from a scan; nothing else."""
+    if not extra.get("ocr"):
+        return {}
+    return {"ocr": True, "ocr_confidence": extra.get("ocr_confidence")}
 
 
 def points_for(

@@ -9,6 +9,7 @@ held by another live task. Celery tasks are thin wrappers over these; tests call
 from __future__ import annotations
 
 import hashlib
+import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -24,7 +25,7 @@ from shared.errors import PermanentError
 from shared.log import bind, get_logger
 from shared.pipeline import indexing
 from shared.pipeline.chunk import ChunkSettings, chunk_markdown, front_matter, normalise
-from shared.pipeline.convert import Converted, convert, detect_media_type
+from shared.pipeline.convert import Converted, Ocr, OcrNeeded, convert, detect_media_type
 from shared.pipeline.failures import fail_version
 from shared.settings import Settings, get_settings
 from shared.states import TERMINAL, Status
@@ -37,6 +38,7 @@ class Outcome(StrEnum):
     SKIPPED = "skipped"  # already done by an earlier delivery; the chain goes on
     BUSY = "busy"  # another live task holds the version: try again later
     STOPPED = "stopped"  # the version left the pipeline (failed, superseded): stop the chain
+    NEEDS_OCR = "needs_ocr"  # convert found scanned pages: the `ocr` queue converts it
 
 
 @dataclass(frozen=True)
@@ -103,6 +105,11 @@ def _work_and_record(
 ) -> Outcome:
     try:
         kept = work(ctx)
+    except OcrNeeded as needed:
+        with transaction() as session:
+            repo.release(session, ctx.version_id, ctx.owner)
+        log.info("stage handed to the ocr queue", state=str(stage), pages=len(needed.pages))
+        return Outcome.NEEDS_OCR
     except PermanentError as exc:
         fail_version(ctx.version_id, code=exc.code, message=exc.message, actor=ctx.owner)
         return Outcome.STOPPED
@@ -126,8 +133,15 @@ def _finish(session: Session, ctx: StageContext, stage: Status) -> bool:
 # --- convert ---------------------------------------------------------------------------
 
 
-def convert_version(version_id: uuid.UUID, owner: str) -> Outcome:
-    """Bytes -> Markdown and page map (pypdf for PDFs), stored on the version."""
+HEARTBEAT_SECONDS = 30.0
+
+
+def convert_version(version_id: uuid.UUID, owner: str, ocr: Ocr = Ocr.RUN) -> Outcome:
+    """Bytes -> Markdown and page map (pypdf for PDFs), stored on the version.
+
+    Scanned pages are read with OCR (`ocr`), or, with `Ocr.DEFER`, the stage gives the
+    version back and answers NEEDS_OCR so the `ocr` queue converts it.
+    """
 
     def work(ctx: StageContext) -> bool:
         with transaction() as session:
@@ -135,6 +149,7 @@ def convert_version(version_id: uuid.UUID, owner: str) -> Outcome:
             assert version is not None
             data, media_type, filename = version.content, version.media_type, version.filename
             url = version.content_url
+            language = version.document.language
         if not data and url:
             data = fetch(
                 url,
@@ -156,7 +171,20 @@ def convert_version(version_id: uuid.UUID, owner: str) -> Outcome:
                 assert version is not None
                 if repo.mark_fetched_unchanged(session, version, ctx.owner):
                     return True  # same bytes as the indexed version: nothing more to do
-        converted = convert(data, media_type, filename)
+        beat = {"at": time.monotonic()}
+
+        def progress() -> None:  # OCR takes seconds a page: keep the lease while it reads
+            every = min(HEARTBEAT_SECONDS, ctx.settings.lease_seconds / 3)
+            if time.monotonic() - beat["at"] >= every:
+                ctx.heartbeat()
+                beat["at"] = time.monotonic()
+
+        converted = convert(
+            data, media_type, filename, language=language, ocr=ocr, progress=progress
+        )
+        conversion = {"metadata": converted.metadata, "warnings": converted.warnings}
+        if converted.ocr:
+            conversion["ocr"] = converted.ocr
         with transaction() as session:
             repo.save_conversion(
                 session,
@@ -164,7 +192,7 @@ def convert_version(version_id: uuid.UUID, owner: str) -> Outcome:
                 ctx.owner,
                 markdown=converted.markdown,
                 page_starts=[list(pair) for pair in converted.page_starts],
-                conversion={"metadata": converted.metadata, "warnings": converted.warnings},
+                conversion=conversion,
             )
             return _finish(session, ctx, Status.CONVERTING)
 
@@ -184,7 +212,8 @@ def chunk_version(version_id: uuid.UUID, owner: str) -> Outcome:
             markdown, document_id = version.markdown or "", version.document_id
             page_starts = [tuple(pair) for pair in version.page_starts or []]
             described = dict((version.conversion or {}).get("metadata") or {})
-        converted = Converted(markdown=markdown, page_starts=page_starts)  # type: ignore[arg-type]
+            ocr = (version.conversion or {}).get("ocr")
+        converted = Converted(markdown=markdown, page_starts=page_starts, ocr=ocr)  # type: ignore[arg-type]
         described.update(front_matter(normalise(markdown))[0])
         # No chunks (a page of front matter only) is indexed as empty: its old points go.
         chunks = chunk_markdown(markdown, ChunkSettings.from_settings(ctx.settings))

@@ -9,7 +9,7 @@ import pytest
 
 from shared.errors import PermanentError
 from shared.pipeline.convert import Converted, convert
-from shared.pipeline.text import clean_pdf_line
+from shared.pipeline.convert.text import clean_pdf_line
 from shared.settings import Settings
 from tests import pdfs
 

@@ -53,6 +53,7 @@ EXTERNAL = {
     "INGEST_IMAGE",  # compose: which image to run
     "TIKTOKEN_CACHE_DIR",  # tiktoken's vocabulary folder
     "PROMETHEUS_MULTIPROC_DIR",  # prometheus_client: prefork children's counts (worker-io)
+    "OMP_THREAD_LIMIT",  # Tesseract's threads per process (worker-ocr)
 }
 IMAGE_ONLY = {"PATH", "PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE", "UV_COMPILE_BYTECODE"}
 IMAGE_ONLY |= {"UV_LINK_MODE", "UV_PYTHON_DOWNLOADS", "UV_PROJECT_ENVIRONMENT"}
@@ -189,7 +190,7 @@ def test_workers_consume_every_queue_and_their_probes_ping_their_own_node() -> N
     probes |= {
         n: c["livenessProbe"]["exec"]["command"][2] for n, c in our_containers() if "worker" in n
     }
-    assert len(probes) == 4
+    assert len(probes) == 6  # cpu, io and ocr workers, in compose and Kubernetes
     for name, probe in probes.items():
         argv = probe.replace("$$", "$").split()
         sub, ctx = check_argv(argv)
@@ -377,7 +378,7 @@ def test_kubernetes_validate_strict() -> None:
         timeout=120,
     )
     assert result.returncode == 0, result.stdout + result.stderr
-    assert result.stdout.count("passed for resource") == 10, result.stdout
+    assert result.stdout.count("passed for resource") == 13, result.stdout
 
 
 def test_docker_compose_config_accepts_the_file_and_demands_the_passwords(

@@ -15,7 +15,7 @@ from typing import Any
 
 from pypdf import PageObject
 
-from shared.pipeline.text import BULLET_GLYPHS, clean_pdf_line
+from shared.pipeline.convert.text import BULLET_GLYPHS, clean_pdf_line
 
 _BOLD_NAME = re.compile(r"bold|black|heavy|semibold|demi|extrabold|ultrabold|-bd|,bd", re.I)
 _FORCE_BOLD_FLAG = 1 << 18
@@ -33,6 +33,8 @@ class Line:
     bold: bool
     heading: int = 0
     text_x: float | None = None  # where the words start when a bullet glyph comes first
+    confidence: float | None = None  # OCR: mean word confidence (0-100); None: a text layer
+    words: int = 0  # OCR: how many words the confidence is the mean of
 
 
 @dataclass

@@ -11,14 +11,16 @@ from __future__ import annotations
 import io
 import logging
 import re
-import time
 from typing import Any, NamedTuple
 
 from pypdf import PasswordType, PdfReader
 from pypdf.generic import Destination
 
 from shared.errors import IngestError, PermanentError
-from shared.pipeline.pdf_layout import (
+from shared.pipeline.convert.confidence import low_confidence_warning, ocr_summary
+from shared.pipeline.convert.deadline import Deadline
+from shared.pipeline.convert.hocr import snap_sizes
+from shared.pipeline.convert.layout import (
     OutlineEntry,
     body_size,
     mark_font_headings,
@@ -26,8 +28,15 @@ from shared.pipeline.pdf_layout import (
     mark_subheadings_under_outline,
     remove_running_lines,
 )
-from shared.pipeline.pdf_lines import Line, extract_lines
-from shared.pipeline.pdf_markdown import build_blocks, render
+from shared.pipeline.convert.lines import Line, extract_lines
+from shared.pipeline.convert.ocr import (
+    TOO_SLOW,
+    OcrNeeded,
+    OcrOptions,
+    choose_languages,
+    recognise_pages,
+)
+from shared.pipeline.convert.render import build_blocks, render
 
 MAX_OUTLINE_ENTRIES = 5000
 _FILE_NAME_TITLE = re.compile(r"\.(docx?|odt|pdf|indd|pages|rtf|pptx?)$", re.I)
@@ -35,23 +44,6 @@ _WORD_PREFIX = re.compile(r"^microsoft (word|powerpoint) - ", re.I)
 
 # pypdf logs every repair it makes on a damaged file; those are not the editor's business.
 logging.getLogger("pypdf").setLevel(logging.ERROR)
-
-
-class Deadline:
-    """A point in time after which conversion gives up with `conversion_timeout`."""
-
-    def __init__(self, seconds: float) -> None:
-        self.seconds = seconds
-        self.expires = time.monotonic() + seconds
-
-    def check(self) -> None:
-        if time.monotonic() > self.expires:
-            raise PermanentError(
-                f"Converting this PDF took longer than the limit of {self.seconds:g} seconds. "
-                "It may be unusually large or complex: export it again from the original "
-                "program (or split it) and upload it again.",
-                code="conversion_timeout",
-            )
 
 
 def corrupt(detail: str = "") -> PermanentError:
@@ -172,16 +164,75 @@ def read_outline(reader: PdfReader, deadline: Deadline) -> list[OutlineEntry]:
     return entries
 
 
-def _empty_page_warning(reader: PdfReader, index: int) -> str:
+def _has_images(reader: PdfReader, index: int) -> bool:
     try:
         resources = reader.pages[index].get("/Resources")
         xobjects = resources.get_object().get("/XObject") if resources else None
-        has_images = bool(xobjects) and len(xobjects.get_object()) > 0
+        return bool(xobjects) and len(xobjects.get_object()) > 0
     except Exception:
-        has_images = False
-    if has_images:
+        return False
+
+
+def _empty_page_warning(reader: PdfReader, index: int, ocr_ran: bool) -> str:
+    if _has_images(reader, index):
+        if ocr_ran:
+            return f"page {index + 1} is an image in which OCR found no text; skipped"
         return f"page {index + 1} has no text (image only? it may need OCR); skipped"
     return f"page {index + 1} is empty; skipped"
+
+
+MIN_LETTERS = 20  # a page with fewer letters in its text layer (and pictures) is a scan
+MIN_DRAWING_BYTES = 1024  # content beyond a blank page's few operators: something is drawn
+
+
+def _letters(lines: list[Line]) -> int:
+    return sum(ch.isalpha() for line in lines for ch in line.text)
+
+
+def _content_bytes(reader: PdfReader, index: int) -> int:
+    try:
+        contents = reader.pages[index].get("/Contents")
+        if contents is None:
+            return 0
+        contents = contents.get_object()
+        parts = contents if isinstance(contents, list) else [contents]
+        return sum(len(part.get_object().get_data()) for part in parts)
+    except Exception:
+        return 0
+
+
+def scanned_pages(reader: PdfReader, pages: list[list[Line]], unreadable: set[int]) -> list[int]:
+    """1-based numbers of the pages to read with OCR: next to no text, and pictures (a scan,
+    maybe with a stamped page number) or much drawn (text set as outlines). A blank page is
+    not one: it would send a text brochure with an empty back page to the `ocr` queue."""
+    return [
+        index + 1
+        for index, lines in enumerate(pages)
+        if index + 1 not in unreadable
+        and _letters(lines) < MIN_LETTERS
+        and (_has_images(reader, index) or _content_bytes(reader, index) > MIN_DRAWING_BYTES)
+    ]
+
+
+def _read_scans(
+    data: bytes, pages: list[list[Line]], numbers: list[int], ocr: OcrOptions, language: object
+) -> tuple[list[int], str, list[str]]:
+    """OCR `numbers` into `pages` where it reads more than the text layer; returns the pages
+    it read, the languages used, and warnings."""
+    if ocr.defer:
+        raise OcrNeeded(numbers)
+    languages = choose_languages(
+        ocr.document_language or (language if isinstance(language, str) else None),
+        ocr.default_languages,
+    )
+    found, warnings = recognise_pages(data, numbers, languages, ocr, Deadline(ocr.timeout))
+    read = []
+    for number, lines in found.items():
+        if lines and _letters(lines) > _letters(pages[number - 1]):
+            pages[number - 1] = lines
+            read.append(number)
+    snap_sizes(pages)
+    return read, languages, warnings
 
 
 def _vertical_box(reader: PdfReader, index: int) -> tuple[float, float] | None:
@@ -223,10 +274,45 @@ class PdfText(NamedTuple):
     page_starts: list[tuple[int, int]]
     metadata: dict[str, object]
     warnings: list[str]
+    ocr: dict[str, object] | None = None
 
 
-def convert_pdf(data: bytes, *, max_pages: int, deadline: Deadline) -> PdfText:
-    """Markdown, page starts, metadata and warnings of a PDF (see module docstring)."""
+def _no_text(ocr: OcrOptions | None, no_ocr_reason: str, scans: list[int]) -> PermanentError:
+    if not scans:
+        return PermanentError(
+            "This PDF has no text, and nothing on its pages looks like a scan: they are blank. "
+            "Check that this is the right file (export it again from the original program) "
+            "and upload it again.",
+            code="pdf_no_text",
+        )
+    if ocr is not None:
+        return PermanentError(
+            "This PDF has no text layer, and text recognition (OCR) found no text on its "
+            "pages: they are blank, or pictures without words. If it does hold text, scan it "
+            "again more sharply (300 dpi, straight) and upload the result.",
+            code="pdf_no_text",
+        )
+    return PermanentError(
+        "This PDF has no text layer: it looks like a scan or a set of images. "
+        f"{no_ocr_reason + ' ' if no_ocr_reason else ''}Run OCR (text recognition, for "
+        "example with OCRmyPDF or Adobe Acrobat) on it and upload the result.",
+        code="pdf_no_text",
+    )
+
+
+def convert_pdf(
+    data: bytes,
+    *,
+    max_pages: int,
+    deadline: Deadline,
+    ocr: OcrOptions | None = None,
+    no_ocr_reason: str = "",
+) -> PdfText:
+    """Markdown, page starts, metadata and warnings of a PDF (see module docstring).
+
+    Pages without text are read with OCR when `ocr` is given (see `shared.pipeline.convert.
+    ocr`); `no_ocr_reason` tells the editor why it is not, when it is not.
+    """
     warnings: list[str] = []
     reader = open_pdf(data, warnings)
     count = page_count(reader, max_pages)
@@ -235,23 +321,35 @@ def convert_pdf(data: bytes, *, max_pages: int, deadline: Deadline) -> PdfText:
     outline = read_outline(reader, deadline)
     metadata["has_outline"] = bool(outline)
     pages = read_pages(reader, count, deadline, warnings)
+    unreadable = {n for n in range(1, count + 1) if any(f"page {n} " in w for w in warnings)}
+    scans = scanned_pages(reader, pages, unreadable)
+    read: list[int] = []
+    languages = ""
+    if scans and ocr is not None:
+        pdf_language = metadata.get("language")
+        read, languages, ocr_warnings = _read_scans(data, pages, scans, ocr, pdf_language)
+        warnings.extend(ocr_warnings)
     for index, lines in enumerate(pages):
-        if not lines and not any(w.startswith(f"page {index + 1} ") for w in warnings):
-            warnings.append(_empty_page_warning(reader, index))
+        said = (f"page {index + 1} ", f"page {index + 1}:")
+        if not lines and not any(w.startswith(said) for w in warnings):
+            ocr_ran = ocr is not None and index + 1 in scans
+            warnings.append(_empty_page_warning(reader, index, ocr_ran))
     if not any(pages):
-        raise PermanentError(
-            "This PDF has no text layer: it looks like a scan or a set of images. Run OCR "
-            "(text recognition, for example with OCRmyPDF or Adobe Acrobat) on it and upload "
-            "the result.",
-            code="pdf_no_text",
-        )
+        if any(TOO_SLOW in warning for warning in warnings):
+            raise PermanentError(
+                "Reading the scanned pages of this PDF took longer than the limit per page "
+                "(OCR_PAGE_TIMEOUT_SECONDS). Scan it again at 300 dpi in black and white or "
+                "grey, or split it, and upload it again.",
+                code="conversion_timeout",
+            )
+        raise _no_text(ocr, no_ocr_reason, scans)
     warnings.extend(remove_running_lines(pages, [_vertical_box(reader, i) for i in range(count)]))
     if outline:
         warnings.extend(mark_outline_headings(pages, outline))
         mark_subheadings_under_outline(pages, body_size(pages))
     else:
         mark_font_headings(pages, body_size(pages))
-    markdown, page_starts = render(build_blocks(pages))
+    markdown, page_starts, spans = render(build_blocks(pages))
     if not markdown.strip():
         raise PermanentError(
             "This PDF has no readable text apart from headers and page numbers. If it is a "
@@ -268,4 +366,9 @@ def convert_pdf(data: bytes, *, max_pages: int, deadline: Deadline) -> PdfText:
         first_h1 = next((ln for ln in markdown.splitlines() if ln.startswith("# ")), None)
         if first_h1:
             metadata["title"] = first_h1[2:].strip()
-    return PdfText(markdown, page_starts, metadata, warnings)
+    summary = None
+    if read and ocr is not None:
+        summary, low = ocr_summary(pages, read, spans, languages, ocr)
+        if low:
+            warnings.append(low_confidence_warning(low))
+    return PdfText(markdown, page_starts, metadata, warnings, summary)

@@ -1,18 +1,25 @@
 """Conversion: uploaded bytes (Markdown, plain text, PDF) to Markdown plus a page map.
 
 Markdown and text are decoded and otherwise kept as they are (the chunker parses them);
-PDFs go through `shared.pipeline.pdf`. Every refusal is a PermanentError with a stable code.
+PDFs go through `shared.pipeline.convert.pdf`, and their pages without text through
+`shared.pipeline.convert.ocr`. Every refusal is a PermanentError with a stable code.
 """
 
 from __future__ import annotations
 
 import bisect
 import codecs
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 from shared.errors import PermanentError
-from shared.pipeline.pdf import Deadline, convert_pdf
-from shared.pipeline.text import decode_text, sniff_text
+from shared.pipeline.convert import ocr as ocr_engine
+from shared.pipeline.convert.confidence import span_confidence
+from shared.pipeline.convert.deadline import Deadline
+from shared.pipeline.convert.ocr import OcrNeeded, OcrOptions
+from shared.pipeline.convert.pdf import convert_pdf
+from shared.pipeline.convert.text import decode_text, sniff_text
 from shared.settings import Settings, get_settings
 
 
@@ -25,6 +32,15 @@ class Converted:
     page_starts: list[tuple[int, int]] = field(default_factory=list)
     metadata: dict[str, object] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    # OCR of scanned pages (None: none): pages, languages, confidences, and `spans`, the
+    # [start, end, words, mean confidence] of each OCR line in `markdown`.
+    ocr: dict[str, object] | None = None
+
+    def ocr_confidence(self, char_start: int, char_end: int) -> float | None:
+        """Mean confidence (0-100) of the OCR words in `markdown[char_start:char_end]`; None
+        when that text did not come from OCR."""
+        spans = (self.ocr or {}).get("spans")
+        return span_confidence(spans, char_start, char_end) if isinstance(spans, list) else None
 
     def pages_for(self, char_start: int, char_end: int) -> tuple[int, int] | None:
         """First and last page covered by `markdown[char_start:char_end]`, or None."""
@@ -90,16 +106,60 @@ def _describe_binary(data: bytes) -> str:
     return ""
 
 
+class Ocr(StrEnum):
+    """What `convert` does with PDF pages without text."""
+
+    RUN = "run"  # read them here (the `ocr` queue, the CLI, the embedded default)
+    DEFER = "defer"  # raise OcrNeeded: the worker hands the document to the `ocr` queue
+    OFF = "off"
+
+
+def ocr_enabled(settings: Settings) -> bool:
+    """OCR_ENABLED, or, unset, whether Tesseract is installed here."""
+    if settings.ocr_enabled is None:
+        return ocr_engine.available()
+    return settings.ocr_enabled
+
+
+def _ocr_options(
+    settings: Settings, mode: Ocr, language: str | None, progress: Callable[[], None] | None
+) -> tuple[OcrOptions | None, str]:
+    """The OCR options for `convert_pdf`, or None and the reason an editor is told."""
+    if mode is Ocr.OFF:
+        return None, ""
+    if settings.ocr_enabled is False:
+        return None, "Text recognition (OCR) is switched off on this server (OCR_ENABLED)."
+    if mode is not Ocr.DEFER and not ocr_engine.available():  # the `ocr` worker checks
+        return None, ocr_engine.INSTALL_HINT
+    return OcrOptions(
+        default_languages=settings.ocr_languages,
+        document_language=language,
+        dpi=settings.ocr_dpi,
+        page_timeout=settings.ocr_page_timeout_seconds,
+        timeout=settings.ocr_timeout_seconds,
+        low_confidence=settings.ocr_low_confidence,
+        defer=mode is Ocr.DEFER,
+        progress=progress,
+    ), ""
+
+
 def convert(
     data: bytes,
     media_type: str,
     filename: str | None = None,
     *,
     settings: Settings | None = None,
+    language: str | None = None,
+    ocr: Ocr = Ocr.RUN,
+    progress: Callable[[], None] | None = None,
 ) -> Converted:
     """Convert `data` of `media_type` to Markdown; raises PermanentError with a typed code:
     `too_large`, `unsupported_media_type`, `undecodable_text`, `pdf_encrypted`,
-    `pdf_corrupt`, `pdf_no_text`, `conversion_timeout`."""
+    `pdf_corrupt`, `pdf_no_text`, `conversion_timeout`.
+
+    A PDF's pages without text are read with OCR in the document's `language` (else the
+    PDF's own, else OCR_LANGUAGES) unless `ocr` says otherwise; with `Ocr.DEFER` such a PDF
+    raises `OcrNeeded`. `progress` is called after each OCR page (a lease heartbeat)."""
     settings = settings or get_settings()
     if len(data) > settings.max_upload_bytes:
         raise PermanentError(
@@ -114,8 +174,15 @@ def convert(
         return Converted(markdown=text, metadata={"encoding": encoding})
     if kind in ("application/pdf", "application/x-pdf"):
         deadline = Deadline(settings.convert_timeout_seconds)
-        pdf = convert_pdf(data, max_pages=settings.pdf_max_pages, deadline=deadline)
-        return Converted(pdf.markdown, pdf.page_starts, pdf.metadata, pdf.warnings)
+        options, reason = _ocr_options(settings, ocr, language, progress)
+        pdf = convert_pdf(
+            data,
+            max_pages=settings.pdf_max_pages,
+            deadline=deadline,
+            ocr=options,
+            no_ocr_reason=reason,
+        )
+        return Converted(pdf.markdown, pdf.page_starts, pdf.metadata, pdf.warnings, pdf.ocr)
     raise PermanentError(
         f"This type of file is not supported{_describe_binary(data)}. Upload a PDF, or a "
         "Markdown or plain text file.",
@@ -125,3 +192,14 @@ def convert(
 
 def _megabytes(size: int) -> str:
     return f"{size / (1024 * 1024):.1f} MB"
+
+
+__all__ = [
+    "Converted",
+    "Deadline",
+    "Ocr",
+    "OcrNeeded",
+    "convert",
+    "detect_media_type",
+    "ocr_enabled",
+]

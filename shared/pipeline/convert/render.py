@@ -12,7 +12,7 @@ import re
 import statistics
 from dataclasses import dataclass, field
 
-from shared.pipeline.pdf_lines import Line
+from shared.pipeline.convert.lines import Line
 
 PARAGRAPH_GAP = 1.35  # a gap this many times the usual line spacing starts a new paragraph
 _ORDERED = re.compile(r"^(\d{1,2}|[a-zA-Z])[.)]\s+\S")
@@ -119,11 +119,16 @@ def _escape(text: str) -> str:
     return "\\" + text if _MARKDOWN_START.match(text) else text
 
 
-def render(blocks: list[_Block]) -> tuple[str, list[tuple[int, int]]]:
-    """Markdown text and sorted (offset, page) pairs where each page's text begins."""
+OcrSpan = tuple[int, int, int, float]  # (start, end, words, mean confidence) of an OCR line
+
+
+def render(blocks: list[_Block]) -> tuple[str, list[tuple[int, int]], list[OcrSpan]]:
+    """Markdown text, sorted (offset, page) pairs where each page's text begins, and where
+    each OCR line's text lies in it with its words' mean confidence."""
     out: list[str] = []
     length = 0
     page_starts: list[tuple[int, int]] = []
+    spans: list[OcrSpan] = []
     previous_kind = ""
     for block in blocks:
         if out:
@@ -133,21 +138,23 @@ def render(blocks: list[_Block]) -> tuple[str, list[tuple[int, int]]]:
         prefix = {"heading": "#" * block.level + " ", "item": block.marker + " "}.get(
             block.kind, ""
         )
-        pieces: list[tuple[str, int]] = []  # (text, page) per line, joined below
+        pieces: list[tuple[str, Line]] = []  # (text, line) per line, joined below
         for line in block.lines:
             if pieces:
                 sep, shortened = _join(pieces[-1][0], line.text)
                 pieces[-1] = (shortened + sep, pieces[-1][1])
-            pieces.append((line.text, line.page))
+            pieces.append((line.text, line))
         if block.kind == "paragraph" and pieces:
             pieces[0] = (_escape(pieces[0][0]), pieces[0][1])
         out.append(prefix)
-        for index, (text, page) in enumerate(pieces):
-            if not page_starts or page_starts[-1][1] != page:
-                page_starts.append((length, page))  # a block's page starts at its marker
+        for index, (text, line) in enumerate(pieces):
+            if not page_starts or page_starts[-1][1] != line.page:
+                page_starts.append((length, line.page))  # a block's page starts at its marker
             if index == 0:
                 length += len(prefix)
             out.append(text)
+            if line.confidence is not None and line.words:
+                spans.append((length, length + len(text), line.words, line.confidence))
             length += len(text)
         previous_kind = block.kind
-    return "".join(out) + ("\n" if out else ""), page_starts
+    return "".join(out) + ("\n" if out else ""), page_starts, spans

@@ -15,7 +15,7 @@ import unicodedata
 from collections import Counter
 from dataclasses import dataclass
 
-from shared.pipeline.pdf_lines import Line
+from shared.pipeline.convert.lines import Line
 
 EDGE_LINES = 3  # lines at the top and at the bottom of a page that may be running text
 EDGE_BAND = 0.15  # ... and only within this share of the page height from its top or bottom
