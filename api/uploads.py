@@ -14,8 +14,8 @@ from fastapi import UploadFile
 from api.problems import ApiProblem, readable_size
 from shared.errors import FrontMatterError, PermanentError
 from shared.pipeline.convert import detect_media_type
+from shared.pipeline.convert.text import decode_text, normalise_newlines
 from shared.pipeline.front_matter import front_matter
-from shared.pipeline.text import decode_text, normalise_newlines
 
 ACCEPTED_MEDIA_TYPES = frozenset({"text/markdown", "text/plain", "application/pdf"})
 TEXT_MEDIA_TYPES = frozenset({"text/markdown", "text/plain"})

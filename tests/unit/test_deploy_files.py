@@ -378,7 +378,7 @@ def test_kubernetes_validate_strict() -> None:
         timeout=120,
     )
     assert result.returncode == 0, result.stdout + result.stderr
-    assert result.stdout.count("passed for resource") == 13, result.stdout
+    assert result.stdout.count("passed for resource") == 11, result.stdout
 
 
 def test_docker_compose_config_accepts_the_file_and_demands_the_passwords(
