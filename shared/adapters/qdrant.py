@@ -57,8 +57,8 @@ class Point:
 
 @dataclass(frozen=True)
 class Candidate:
-    """One point found by a search: fused score, and its dense and sparse scores (None when
-    that list did not find it)."""
+    """One point found by a search: fused score, its cosine (`dense`) and its sparse term
+    score (`sparse`: None in a dense-only search or when it shares no term with the query)."""
 
     id: uuid.UUID
     payload: dict[str, Any]
