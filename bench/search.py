@@ -7,7 +7,10 @@ searches per mode, one at a time, with the corpus questions. Reports p50/p95 of 
 request and the server's own step timings (embed, candidates, rerank). The difference between
 "hybrid + rerank" and "dense, no rerank" is what fusion and the rerank add.
 
-    uv run python bench/search.py [--chunks 10000] [--requests 200]
+    uv run python bench/search.py [--chunks 10000] [--requests 200] [--keep DIR]
+
+`--keep DIR` keeps the local Qdrant folder in DIR and reuses it on the next run (building
+10,000 chunks takes about 5 minutes).
 """
 
 from __future__ import annotations
@@ -102,6 +105,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--chunks", type=int, default=10_000)
     parser.add_argument("--requests", type=int, default=200)
+    parser.add_argument("--keep", type=Path, help="reuse (or build and keep) this Qdrant folder")
     args = parser.parse_args()
     questions = [json.loads(line)["question"] for line in QUESTIONS.read_text().splitlines()]
 
@@ -114,7 +118,7 @@ def main() -> None:
         port = free_port()
         env = {
             "DATABASE_URL": database_url,
-            "QDRANT_PATH": str(Path(tmp) / "qdrant"),
+            "QDRANT_PATH": str(args.keep or Path(tmp) / "qdrant"),
             "QDRANT_COLLECTION": "bench",
             "EMBEDDING_PROVIDER": "openai",
             "OPENAI_API_KEY": "sk-bench",

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+import numpy as np
 from qdrant_client import QdrantClient
 from qdrant_client import models as qm
 
@@ -56,8 +57,8 @@ class Point:
 
 @dataclass(frozen=True)
 class Candidate:
-    """One point found by a search: fused score, and its dense and sparse scores (None when
-    that list did not find it)."""
+    """One point found by a search: fused score, its cosine (`dense`) and its sparse term
+    score (`sparse`: None in a dense-only search or when it shares no term with the query)."""
 
     id: uuid.UUID
     payload: dict[str, Any]
@@ -238,50 +239,57 @@ class QdrantIndex:
         sparse: qm.SparseVector | None,
         limit: int,
         flt: qm.Filter | None = None,
+        fields: Sequence[str] | None = None,
     ) -> list[Candidate]:
         """Top `limit` points by cosine, or (with `sparse`, on a collection that has sparse
         vectors) dense and sparse lists fused by reciprocal rank fusion in Qdrant's Query API.
-        One round trip: the dense, sparse and fused queries go as one batch, so every
-        candidate also carries its dense and sparse scores."""
+        `fields`: the payload fields to bring back (default all).
+
+        One query, each list scored once: the per-hit dense and sparse scores are computed
+        here from the fused hits' own vectors (`_dense_score`, `_sparse_score`), not by
+        running the lists again (in local mode every sparse list is a Python loop over every
+        point: see docs/retrieval.md, "Speed")."""
         self.ensure_collection()
         using = DENSE if self.named else None
-        dense_q = qm.QueryRequest(
-            query=dense, using=using, filter=flt, limit=limit, with_payload=True
-        )
+        payload: Any = qm.PayloadSelectorInclude(include=list(fields)) if fields else True
         if sparse is None or not self.has_sparse or not sparse.indices:
             with self._guard():
-                (found,) = self.client.query_batch_points(self.collection, [dense_q])
+                found = self.client.query_points(
+                    self.collection,
+                    query=dense,
+                    using=using,
+                    query_filter=flt,
+                    limit=limit,
+                    with_payload=payload,
+                    with_vectors=False,
+                ).points
             return [
                 Candidate(uuid.UUID(str(p.id)), p.payload or {}, p.score, p.score, None)
-                for p in found.points
+                for p in found
             ]
-        sparse_q = qm.QueryRequest(
-            query=sparse, using=SPARSE, filter=flt, limit=limit, with_payload=False
-        )
-        fused_q = qm.QueryRequest(
-            prefetch=[
-                qm.Prefetch(query=dense, using=using, filter=flt, limit=limit),
-                qm.Prefetch(query=sparse, using=SPARSE, filter=flt, limit=limit),
-            ],
-            query=qm.FusionQuery(fusion=qm.Fusion.RRF),
-            limit=limit,
-            with_payload=True,
-        )
         with self._guard():
-            by_dense, by_sparse, fused = self.client.query_batch_points(
-                self.collection, [dense_q, sparse_q, fused_q]
-            )
-        dense_scores = {str(p.id): p.score for p in by_dense.points}
-        sparse_scores = {str(p.id): p.score for p in by_sparse.points}
+            fused = self.client.query_points(
+                self.collection,
+                prefetch=[
+                    qm.Prefetch(query=dense, using=using, limit=limit),
+                    qm.Prefetch(query=sparse, using=SPARSE, limit=limit),
+                ],
+                query=qm.FusionQuery(fusion=qm.Fusion.RRF),
+                query_filter=flt,  # Qdrant applies it to both prefetches
+                limit=limit,
+                with_payload=payload,
+                with_vectors=[DENSE, SPARSE],
+            ).points
+        query = np.asarray(dense, dtype=np.float32)
         return [
             Candidate(
                 uuid.UUID(str(p.id)),
                 p.payload or {},
                 p.score,
-                dense_scores.get(str(p.id)),
-                sparse_scores.get(str(p.id)),
+                _dense_score(query, p.vector),
+                _sparse_score(sparse, p.vector),
             )
-            for p in fused.points
+            for p in fused
         ]
 
     def missing_sparse(self) -> int | None:
@@ -298,6 +306,29 @@ class QdrantIndex:
         self.ensure_collection()
         with self._guard():
             return self.client.count(self.collection, exact=True).count
+
+
+def _dense_score(query: np.ndarray, vectors: Any) -> float | None:
+    """Cosine of the query and a hit's dense vector: the score Qdrant's dense list gives."""
+    vector = (vectors or {}).get(DENSE)
+    if vector is None:
+        return None
+    stored = np.asarray(vector, dtype=np.float32)
+    norms = float(np.linalg.norm(query) * np.linalg.norm(stored))
+    return float(np.dot(query, stored) / norms) if norms else 0.0
+
+
+def _sparse_score(query: qm.SparseVector, vectors: Any) -> float | None:
+    """Dot product of the query's and a hit's sparse vectors (the BM25 term-frequency part:
+    without the IDF Qdrant multiplies in when it ranks the sparse list, which lives only in
+    Qdrant); None when they share no term, as the sparse list would not have found it."""
+    stored = (vectors or {}).get(SPARSE)
+    if stored is None:
+        return None
+    weights = dict(zip(stored.indices, stored.values, strict=True))
+    pairs = zip(query.indices, query.values, strict=True)
+    shared = [weight * weights[index] for index, weight in pairs if index in weights]
+    return float(sum(shared)) if shared else None
 
 
 def _match(key: str, value: str) -> qm.Filter:

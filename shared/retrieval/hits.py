@@ -9,6 +9,28 @@ from shared.retrieval.citations import citation
 from shared.retrieval.preview import passage
 from shared.retrieval.rerank import Ranked
 
+#: The payload fields a hit, its citation and the rerank read: the search asks Qdrant for
+#: these only (not `heading_paths`, `updated_at` and the rest, which serve filters).
+PAYLOAD_FIELDS = (
+    "document_id",
+    "external_id",
+    "chunk_index",
+    "title",
+    "source",
+    "source_url",
+    "language",
+    "tags",
+    "headings",
+    "sections",
+    "token_count",
+    "text",
+    "char_start",
+    "char_end",
+    "new_text_offset",
+    "page_start",
+    "page_end",
+)
+
 
 @dataclass(frozen=True)
 class Hit:

@@ -19,7 +19,7 @@ from shared.pipeline import indexing
 from shared.pipeline.embed import Embedder
 from shared.retrieval import sparse
 from shared.retrieval.filters import SearchFilters
-from shared.retrieval.hits import Hit, make_hit
+from shared.retrieval.hits import PAYLOAD_FIELDS, Hit, make_hit
 from shared.retrieval.rerank import RerankWeights, select
 from shared.settings import Settings, get_settings
 
@@ -127,7 +127,9 @@ def search(
         language = [request.filters.language] if request.filters.language else None
         terms = sparse.query_vector(query, language)
         sparse_query = qm.SparseVector(indices=terms.indices, values=terms.values)
-    found = index.candidates(embedded.vectors[0], sparse_query, wanted, request.filters.to_qdrant())
+    found = index.candidates(
+        embedded.vectors[0], sparse_query, wanted, request.filters.to_qdrant(), PAYLOAD_FIELDS
+    )
     timings["candidates"] = _ms(step)
 
     step = time.perf_counter()

@@ -167,3 +167,31 @@ def test_bad_queries_are_refused(crafted: Crafted) -> None:
         crafted.search(query="   ")
     with pytest.raises(QueryError, match="at most 1000"):
         crafted.search(query="x" * 1001)
+
+
+def test_hybrid_hits_carry_the_dense_and_sparse_scores_of_their_own_vectors(
+    crafted: Crafted,
+) -> None:
+    """One fused query: the per-hit scores come from the hits' vectors, not extra lists."""
+    from shared.pipeline import indexing
+    from shared.retrieval import sparse
+
+    c = crafted
+    seed_004_index(c)
+    c.add("trombose", 0, 0.05, text="Stop acenocoumarol vijf dagen voor de opname.", headings=[])
+    dense = {h.point_id: h.dense_score for h in c.search(hybrid=False, top_k=10).hits}
+    hybrid = c.search(hybrid=True, top_k=10)
+    assert hybrid.hybrid
+    both = [h for h in hybrid.hits if h.point_id in dense]
+    assert both  # the dense list's cosine, recomputed from the hit's own vector
+    for hit in both:
+        assert hit.dense_score == pytest.approx(dense[hit.point_id], abs=1e-5)
+    target = next(h for h in hybrid.hits if h.external_id == "trombose.md")
+    query = sparse.query_vector(QUERY)
+    terms = indexing.sparse_vector(
+        {"text": "Stop acenocoumarol vijf dagen voor de opname.", "headings": [], "language": "nl"}
+    )
+    stored = dict(zip(terms.indices, terms.values, strict=True))
+    expected = sum(stored[i] for i in query.indices if i in stored)
+    assert target.sparse_score == pytest.approx(expected)
+    assert all(h.sparse_score is None for h in hybrid.hits if h.external_id[0] in "bcdefg")
