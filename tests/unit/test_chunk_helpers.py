@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from shared.pipeline.chunk import Chunk, ChunkSettings, front_matter, normalise
-from shared.pipeline.markdown_blocks import scan_blocks
+from shared.pipeline.chunk.markdown_blocks import scan_blocks
 from shared.tokens import count_tokens
 
 _OPEN = re.compile(r" {0,3}(`{3,}|~{3,})")

@@ -1,4 +1,4 @@
-"""Markdown chunking (DESIGN.md "Chunking", seed 001): H1, then H2, then blocks.
+"""Assembling the final chunks: drafts from the packer, overlap, measured counts, metadata.
 
 `chunk_markdown(text)` is a pure function. Offsets (`char_start`, `char_end`) refer to the
 *normalised* text: BOM stripped, CRLF and CR turned into LF (`normalise`), which is what
@@ -15,69 +15,17 @@ room (a block close to the maximum gets less, or none).
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import replace
 from typing import Any
 
-from shared.pipeline.markdown_blocks import Block, front_matter, normalise, scan_blocks
-from shared.pipeline.overlap import overlap_text
-from shared.pipeline.packing import Draft, Packer
-from shared.pipeline.token_sums import JoinedCounts, joined_tokens, tail_tokens
-from shared.settings import Settings
+from shared.pipeline.chunk.markdown_blocks import Block, front_matter, normalise, scan_blocks
+from shared.pipeline.chunk.model import Chunk, ChunkSettings
+from shared.pipeline.chunk.overlap import overlap_text
+from shared.pipeline.chunk.packing import Draft, Packer
+from shared.pipeline.chunk.token_sums import JoinedCounts, joined_tokens, tail_tokens
 from shared.tokens import encoding
 
 __all__ = ["Chunk", "ChunkSettings", "chunk_markdown", "front_matter", "normalise"]
-
-
-@dataclass(frozen=True)
-class ChunkSettings:
-    """Chunk sizes in cl100k_base tokens (seed 001 defaults)."""
-
-    target_tokens: int = 350
-    max_tokens: int = 450
-    overlap_tokens: int = 70
-    min_tokens: int = 50
-    overlap_across_h1: bool = False
-
-    @classmethod
-    def from_settings(cls, settings: Settings) -> ChunkSettings:
-        return cls(
-            target_tokens=settings.chunk_target_tokens,
-            max_tokens=settings.chunk_max_tokens,
-            overlap_tokens=settings.chunk_overlap_tokens,
-            min_tokens=settings.chunk_min_tokens,
-            overlap_across_h1=settings.chunk_overlap_across_h1,
-        )
-
-
-@dataclass(frozen=True)
-class Chunk:
-    """One chunk: `text` is what gets embedded and stored (overlap included)."""
-
-    index: int
-    text: str
-    token_count: int
-    headings: list[str]
-    heading: str | None
-    heading_level: int | None
-    kinds: list[str]
-    code_languages: list[str]
-    admonition_types: list[str]
-    char_start: int
-    char_end: int
-    overlap_tokens: int
-    new_text_offset: int
-    metadata: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def new_text(self) -> str:
-        """The part of `text` that is this chunk's own (no overlap, no repeated structure)."""
-        return self.text[
-            self.new_text_offset : self.new_text_offset + self.char_end - self.char_start
-        ]
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready (lists and plain values only)."""
-        return asdict(self)
 
 
 def chunk_markdown(text: str, settings: ChunkSettings | None = None) -> list[Chunk]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from shared.pipeline.split import containers, line_starts
+from shared.pipeline.chunk.split import containers, line_starts
 from shared.tokens import encoding
 
 _WORD_GAP = re.compile(r"\s+")

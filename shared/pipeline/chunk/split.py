@@ -15,7 +15,7 @@ from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from itertools import pairwise
 
-from shared.pipeline.markdown_blocks import FENCE_LINE, Block, scan_blocks
+from shared.pipeline.chunk.markdown_blocks import FENCE_LINE, Block, scan_blocks
 from shared.tokens import encoding
 
 Cut = tuple[int, int]  # (end of the piece before, start of the piece after)

@@ -8,14 +8,11 @@ the caps below leave room for the overlap and a small margin for those estimates
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
 
-from shared.pipeline.markdown_blocks import Block
-from shared.pipeline.split import fence_closer, split_block
+from shared.pipeline.chunk.markdown_blocks import Block
+from shared.pipeline.chunk.model import ChunkSettings
+from shared.pipeline.chunk.split import fence_closer, split_block
 from shared.tokens import encoding
-
-if TYPE_CHECKING:
-    from shared.pipeline.chunk import ChunkSettings
 
 HeadingPath = tuple[tuple[int, str], ...]
 _MARGIN = 4  # tokens kept free for joins that do not tokenise exactly as estimated
