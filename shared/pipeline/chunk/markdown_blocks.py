@@ -20,7 +20,8 @@ import mistune
 import yaml
 from mistune.block_parser import BlockParser
 from mistune.core import BlockState
-from mistune.plugins.table import table as table_plugin
+
+from shared.pipeline.chunk import gfm_table
 
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\n(?P<yaml>(?:.*?\n)??)(?:---|\.\.\.)[ \t]*(?:\n|\Z)", re.S)
 _ADMONITION_OPEN = (
@@ -221,9 +222,8 @@ def _make_markdown() -> mistune.Markdown:
     nested = ["fenced_code", "indent_code", "block_quote", "list", "blank_line"]
     parser.list_rules = list(nested)
     parser.block_quote_rules = list(nested)
-    markdown = mistune.Markdown(block=parser)
-    table_plugin(markdown)
-    return markdown
+    gfm_table.register(parser)
+    return mistune.Markdown(block=parser)
 
 
 _MARKDOWN = _make_markdown()
