@@ -59,7 +59,7 @@ class Settings(BaseSettings):
     chunk_max_tokens: int = Field(default=450, ge=16)
     chunk_overlap_tokens: int = Field(default=70, ge=0)
     chunk_min_tokens: int = Field(default=50, ge=0)
-    chunk_overlap_across_h1: bool = False
+    chunk_overlap_scope: Literal["section", "h1", "document"] = "h1"
 
     # --- conversion and upload limits ----------------------------------------------------
     max_upload_bytes: int = 50 * 1024 * 1024

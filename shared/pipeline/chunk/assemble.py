@@ -18,6 +18,7 @@ from collections import deque
 from dataclasses import replace
 from typing import Any
 
+from shared.pipeline.chunk import sections
 from shared.pipeline.chunk.markdown_blocks import Block, front_matter, normalise, scan_blocks
 from shared.pipeline.chunk.model import Chunk, ChunkSettings
 from shared.pipeline.chunk.overlap import overlap_text
@@ -49,14 +50,15 @@ def _assemble(
     chunks: list[Chunk] = []
     previous: Draft | None = None
     previous_text = ""
+    previous_spans: list[sections.Span] = []
     pending = deque(packer.drafts())
     while pending:
         draft = pending.popleft()
         core = draft.prefix + source[draft.start : draft.end] + draft.suffix
-        budget = settings.overlap_tokens if _gets_overlap(previous, draft, settings) else 0
+        budget = settings.overlap_tokens if _gets_overlap(previous, draft, settings, packer) else 0
         previous_tokens = tail_tokens(previous_text, settings.overlap_tokens) if budget else []
         while True:
-            overlap, overlap_count = overlap_text(previous_text, previous_tokens, budget)
+            overlap, overlap_count, begin = overlap_text(previous_text, previous_tokens, budget)
             separator = _separator(source, previous, draft) if overlap else ""
             lead = overlap + separator
             lead_count = overlap_count + joined_tokens(overlap, separator) if overlap else 0
@@ -68,9 +70,22 @@ def _assemble(
             pending.extendleft(reversed(packer.smaller(draft)))
             continue
         offset = len(lead) + len(draft.prefix)
-        chunk = _chunk(len(chunks), lead + core, count, draft, blocks, metadata)
-        chunks.append(replace(chunk, overlap_tokens=overlap_count, new_text_offset=offset))
-        previous, previous_text = draft, lead + core
+        text = lead + core
+        opener = len(overlap) - (len(previous_text) - begin)
+        spans = sections.join(
+            sections.overlap_spans(previous_spans, begin, opener, len(lead)) if overlap else [],
+            sections.own_spans(blocks, packer.paths, draft, len(lead), len(text)),
+        )
+        chunk = _chunk(len(chunks), text, count, draft, blocks, metadata)
+        chunks.append(
+            replace(
+                chunk,
+                overlap_tokens=overlap_count,
+                new_text_offset=offset,
+                sections=sections.as_dicts(spans),
+            )
+        )
+        previous, previous_text, previous_spans = draft, text, spans
     return chunks
 
 
@@ -91,10 +106,19 @@ def _count(
     return len(encoding().encode_ordinary(lead + core))
 
 
-def _gets_overlap(previous: Draft | None, draft: Draft, settings: ChunkSettings) -> bool:
+def _gets_overlap(
+    previous: Draft | None, draft: Draft, settings: ChunkSettings, packer: Packer
+) -> bool:
+    """Whether the draft may begin with the previous chunk's end (`overlap_scope`)."""
     if previous is None or settings.overlap_tokens <= 0:
         return False
-    return settings.overlap_across_h1 or previous.last_section == draft.first_section
+    if settings.overlap_scope == "document":
+        return True
+    if settings.overlap_scope == "h1":
+        return previous.last_section == draft.first_section
+    first = packer.blocks[draft.first]
+    starts_section = first.kind == "heading" and draft.start == first.start
+    return not starts_section and packer.paths[previous.last] == packer.paths[draft.first]
 
 
 def _separator(source: str, previous: Draft | None, draft: Draft) -> str:

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from shared.settings import Settings
+
+OverlapScope = Literal["section", "h1", "document"]
 
 
 @dataclass(frozen=True)
@@ -16,7 +18,13 @@ class ChunkSettings:
     max_tokens: int = 450
     overlap_tokens: int = 70
     min_tokens: int = 50
-    overlap_across_h1: bool = False
+    # Where a chunk's overlap may come from: the same section (heading path), the same H1
+    # section, or anywhere in the document (seed 001's literal reading).
+    overlap_scope: OverlapScope = "h1"
+
+    @property
+    def overlap_across_h1(self) -> bool:
+        return self.overlap_scope == "document"
 
     @classmethod
     def from_settings(cls, settings: Settings) -> ChunkSettings:
@@ -25,7 +33,7 @@ class ChunkSettings:
             max_tokens=settings.chunk_max_tokens,
             overlap_tokens=settings.chunk_overlap_tokens,
             min_tokens=settings.chunk_min_tokens,
-            overlap_across_h1=settings.chunk_overlap_across_h1,
+            overlap_scope=settings.chunk_overlap_scope,
         )
 
 
@@ -46,6 +54,9 @@ class Chunk:
     char_end: int
     overlap_tokens: int
     new_text_offset: int
+    # Every section the text covers, in order: {"headings": [...], "char_start", "char_end"}
+    # (ranges in `text`); `headings` above is only where the chunk's own text starts.
+    sections: list[dict[str, Any]] = field(default_factory=list)
     metadata: dict[str, Any] = field(default_factory=dict)
 
     @property

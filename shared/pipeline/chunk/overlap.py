@@ -15,10 +15,13 @@ from shared.tokens import encoding
 _WORD_GAP = re.compile(r"\s+")
 
 
-def overlap_text(previous: str, previous_tokens: list[int], budget: int) -> tuple[str, int]:
-    """About the last `budget` tokens of `previous` (at most `budget`) and their token count."""
+def overlap_text(
+    previous: str, previous_tokens: list[int], budget: int
+) -> tuple[str, int, int]:
+    """About the last `budget` tokens of `previous` (at most `budget`), their token count, and
+    where in `previous` the copied tail starts (the text may begin with a repeated opener)."""
     if budget <= 0 or not previous_tokens:
-        return "", 0
+        return "", 0, len(previous)
     enc = encoding()
     tail = enc.decode_bytes(previous_tokens[-budget:])
     skip = 0
@@ -31,9 +34,9 @@ def overlap_text(previous: str, previous_tokens: list[int], budget: int) -> tupl
         text = opener + previous[begin:]
         count = len(enc.encode_ordinary(text))
         if count <= budget:
-            return (text, count) if text.strip() else ("", 0)
+            return (text, count, begin) if text.strip() else ("", 0, len(previous))
         start = _next_word(previous, begin)
-    return "", 0
+    return "", 0, len(previous)
 
 
 def _word_start(text: str, pos: int) -> int:
