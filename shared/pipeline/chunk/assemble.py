@@ -21,9 +21,9 @@ from typing import Any
 from shared.pipeline.chunk import sections
 from shared.pipeline.chunk.markdown_blocks import Block, front_matter, normalise, scan_blocks
 from shared.pipeline.chunk.model import Chunk, ChunkSettings
-from shared.pipeline.chunk.overlap import overlap_text
+from shared.pipeline.chunk.overlap import NONE, take_overlap
 from shared.pipeline.chunk.packing import Draft, Packer
-from shared.pipeline.chunk.token_sums import JoinedCounts, joined_tokens, tail_tokens
+from shared.pipeline.chunk.token_sums import JoinedCounts, joined_tokens
 from shared.tokens import encoding
 
 __all__ = ["Chunk", "ChunkSettings", "chunk_markdown", "front_matter", "normalise"]
@@ -49,43 +49,54 @@ def _assemble(
     joined = JoinedCounts(source, [(b.start, b.end) for b in blocks], packer.tokens)
     chunks: list[Chunk] = []
     previous: Draft | None = None
-    previous_text = ""
+    previous_offset = 0  # where the previous chunk's own text starts in its text
     previous_spans: list[sections.Span] = []
     pending = deque(packer.drafts())
     while pending:
         draft = pending.popleft()
         core = draft.prefix + source[draft.start : draft.end] + draft.suffix
         budget = settings.overlap_tokens if _gets_overlap(previous, draft, settings, packer) else 0
-        previous_tokens = tail_tokens(previous_text, settings.overlap_tokens) if budget else []
         while True:
-            overlap, overlap_count, begin = overlap_text(previous_text, previous_tokens, budget)
-            separator = _separator(source, previous, draft) if overlap else ""
-            lead = overlap + separator
-            lead_count = overlap_count + joined_tokens(overlap, separator) if overlap else 0
-            count = _count(lead, lead_count, core, draft, blocks, joined)
-            if count <= settings.max_tokens or not overlap:
+            overlap = NONE
+            if previous is not None and budget > 0:
+                overlap = take_overlap(source, blocks, previous, draft, budget)
+            if overlap.inside:
+                assert previous is not None
+                gap = source[previous.end : draft.start]
+                lead = ""
+                text = draft.prefix + overlap.text + gap + core[len(draft.prefix) :]
+                offset = len(draft.prefix) + len(overlap.text) + len(gap)
+                count = len(encoding().encode_ordinary(text))
+            else:
+                separator = _separator(source, previous, draft) if overlap.text else ""
+                lead = overlap.text + separator
+                text = lead + core
+                offset = len(lead) + len(draft.prefix)
+                lead_count = overlap.tokens + joined_tokens(overlap.text, separator) if lead else 0
+                count = _count(lead, lead_count, core, draft, blocks, joined)
+            if count <= settings.max_tokens or not overlap.text:
                 break
-            budget = overlap_count - (count - settings.max_tokens) - 1
+            budget = overlap.tokens - (count - settings.max_tokens) - 1
         if count > settings.max_tokens:  # an estimate was off: cut this draft smaller
             pending.extendleft(reversed(packer.smaller(draft)))
             continue
-        offset = len(lead) + len(draft.prefix)
-        text = lead + core
-        opener = len(overlap) - (len(previous_text) - begin)
-        spans = sections.join(
-            sections.overlap_spans(previous_spans, begin, opener, len(lead)) if overlap else [],
-            sections.own_spans(blocks, packer.paths, draft, len(lead), len(text)),
+        spans = sections.own_spans(
+            blocks, packer.paths, draft, len(lead), offset - draft.start, len(text)
         )
+        if lead and previous is not None:
+            begin = previous_offset + overlap.start - previous.start
+            before = sections.overlap_spans(previous_spans, begin, overlap.structure, len(lead))
+            spans = sections.join(before, spans)
         chunk = _chunk(len(chunks), text, count, draft, blocks, metadata)
         chunks.append(
             replace(
                 chunk,
-                overlap_tokens=overlap_count,
+                overlap_tokens=overlap.tokens,
                 new_text_offset=offset,
                 sections=sections.as_dicts(spans),
             )
         )
-        previous, previous_text, previous_spans = draft, text, spans
+        previous, previous_offset, previous_spans = draft, offset, spans
     return chunks
 
 

@@ -27,11 +27,16 @@ class Span:
 
 
 def own_spans(
-    blocks: list[Block], paths: list[HeadingPath], draft: Draft, lead: int, length: int
+    blocks: list[Block],
+    paths: list[HeadingPath],
+    draft: Draft,
+    lead: int,
+    origin: int,
+    length: int,
 ) -> list[Span]:
-    """Spans of a draft's own text in a chunk text of `length` whose lead (overlap and
-    separator) is `lead` characters; the draft's repeated prefix belongs to its first span."""
-    origin = lead + len(draft.prefix) - draft.start  # chunk position of source position 0
+    """Spans of a draft's part of a chunk text of `length`: from `lead` (the end of an overlap
+    in front) on, source position `p` being at `origin + p`; repeated structure belongs to the
+    span it is in."""
     spans: list[Span] = []
     for index in range(draft.first, draft.last + 1):
         block = blocks[index]
