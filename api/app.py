@@ -12,7 +12,7 @@ from typing import Any
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 
-from api import health, metrics, problems, routes_documents, web, webhook
+from api import health, metrics, problems, routes_documents, routes_search, web, webhook
 from api.auth import parse_keys
 from api.schemas import CmsEvent
 from shared.settings import Settings, get_settings
@@ -66,6 +66,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             "max_part_size": FORM_OVERHEAD_BYTES,
         },
     )
+    app.include_router(routes_search.router)
     app.include_router(webhook.router)
     web.install(app, settings.max_upload_bytes)  # the content team's page at `/`
     app.add_middleware(metrics.HttpMetricsMiddleware, metrics=http_metrics)

@@ -1,6 +1,8 @@
 """Bearer API keys: `Authorization: Bearer <key>`, keys from `settings.api_keys`.
 
-Entries are `name:key` or a bare key (named `api-key-N`). The presented key is compared with
+Entries are `name:key`, `name:key:scope1,scope2` or a bare key (named `api-key-N`). Scopes
+limit what a key may do (`SCOPES`); an entry without scopes has full access, so keys configured
+before scopes existed keep working. The presented key is compared with
 every configured key in constant time, without stopping at the first match, so timing tells
 nothing about which key (or how much of one) matched. The key's name is the actor written
 into the version's events ("uploaded by"). Keys in the query string are refused outright:
@@ -11,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from fastapi import Depends, Request
@@ -23,37 +26,76 @@ CREDENTIAL_PARAMETERS = frozenset({"api_key", "apikey", "key", "token", "access_
 
 bearer = HTTPBearer(auto_error=False, description="An API key from the API_KEYS setting.")
 
+#: What a scoped key may be allowed: search (`POST /v1/search`), upload, delete, reingest.
+#: Reading documents needs any valid key.
+SCOPES = frozenset({"search", "upload", "delete", "reingest"})
+
 
 @dataclass(frozen=True)
 class ApiKey:
     name: str
     digest: bytes  # SHA-256 of the key: equal lengths for the constant-time comparison
+    scopes: frozenset[str] | None = None  # None: every scope (entries without scopes)
+
+    def allows(self, scope: str) -> bool:
+        return self.scopes is None or scope in self.scopes
 
 
 def _digest(secret: str) -> bytes:
     return hashlib.sha256(secret.encode()).digest()
 
 
+def _group_scopes(entries: list[str]) -> list[str]:
+    """API_KEYS is split on commas, which also separate a key's scopes: a bare scope name
+    right after a scoped entry (`chatbot:k:search,upload` -> `chatbot:k:search`, `upload`)
+    belongs to that entry."""
+    grouped: list[str] = []
+    for entry in entries:
+        part = entry.strip()
+        if grouped and ":" not in part and part in SCOPES and grouped[-1].count(":") >= 2:
+            grouped[-1] = f"{grouped[-1]},{part}"
+        else:
+            grouped.append(part)
+    return grouped
+
+
 def parse_keys(entries: list[str]) -> list[ApiKey]:
-    """`["editors:s3cret", "bare"]` -> named keys; a bare key gets the name `api-key-N`."""
+    """`["editors:s3cret", "chatbot:k2:search", "bare"]` -> keys; a bare key gets the name
+    `api-key-N`; an unknown scope is refused at start-up (ValueError), never ignored."""
     keys = []
-    for number, entry in enumerate(entries, start=1):
-        name, sep, secret = entry.partition(":")
+    for number, entry in enumerate(_group_scopes(entries), start=1):
+        name, sep, rest = entry.partition(":")
         if not sep:
-            name, secret = f"api-key-{number}", entry
+            name, rest = f"api-key-{number}", entry
+        secret, sep, scope_list = rest.partition(":")
+        scopes = None
+        if sep:
+            scopes = frozenset(s.strip() for s in scope_list.split(",") if s.strip())
+            unknown = scopes - SCOPES
+            if unknown:
+                raise ValueError(
+                    f"API_KEYS entry {name.strip()!r}: unknown scope "
+                    f"{', '.join(sorted(unknown))}; known: {', '.join(sorted(SCOPES))}"
+                )
         if secret:
-            keys.append(ApiKey(name.strip() or f"api-key-{number}", _digest(secret)))
+            keys.append(ApiKey(name.strip() or f"api-key-{number}", _digest(secret), scopes))
     return keys
 
 
-def match_key(keys: list[ApiKey], presented: str) -> str | None:
-    """The name of the key equal to `presented`, comparing against all keys every time."""
+def find_key(keys: list[ApiKey], presented: str) -> ApiKey | None:
+    """The key equal to `presented`, comparing against all keys every time."""
     candidate = _digest(presented)
-    found: str | None = None
+    found: ApiKey | None = None
     for key in keys:
         if hmac.compare_digest(key.digest, candidate) and found is None:
-            found = key.name
+            found = key
     return found
+
+
+def match_key(keys: list[ApiKey], presented: str) -> str | None:
+    """The name of the key equal to `presented` (see `find_key`)."""
+    key = find_key(keys, presented)
+    return key.name if key else None
 
 
 def _unauthorized(detail: str) -> ApiProblem:
@@ -69,7 +111,27 @@ def require_key(
         raise _unauthorized("API keys are accepted only in the Authorization header.")
     if credentials is None or credentials.scheme.lower() != "bearer":
         raise _unauthorized("An API key is required: send `Authorization: Bearer <key>`.")
-    name = match_key(request.app.state.api_keys, credentials.credentials)
-    if name is None:
+    key = find_key(request.app.state.api_keys, credentials.credentials)
+    if key is None:
         raise _unauthorized("The API key is not valid.")
-    return name
+    request.state.api_key = key
+    return key.name
+
+
+def require_scope(scope: str) -> Callable[..., str]:
+    """FastAPI dependency factory: the caller's key name, 401 without a key, 403 when the
+    key's scopes do not include `scope`."""
+    assert scope in SCOPES, scope
+
+    def dependency(request: Request, name: str = Depends(require_key)) -> str:
+        key: ApiKey = request.state.api_key
+        if not key.allows(scope):
+            raise ApiProblem(
+                403,
+                f"The API key {name!r} may not {scope}: its scopes are "
+                f"{', '.join(sorted(key.scopes or ())) or 'none'}. Ask for a key with the "
+                f"{scope!r} scope.",
+            )
+        return name
+
+    return dependency

@@ -11,7 +11,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, File, Form, Query, Request, UploadFile
 from fastapi.responses import JSONResponse
 
-from api.auth import require_key
+from api.auth import require_key, require_scope
 from api.problems import ApiProblem
 from api.schemas import (
     Accepted,
@@ -42,6 +42,7 @@ NO_NUL = r"^[^\x00]*$"
 
 router = APIRouter(prefix="/v1/documents", tags=["documents"])
 Caller = Annotated[str, Depends(require_key)]
+SCOPE_REFUSED = {403: {"description": "The API key's scopes do not allow this."}}
 
 PROBLEMS: dict[int | str, dict[str, Any]] = {
     401: {"description": "No or wrong API key."},
@@ -84,6 +85,7 @@ def _parse_metadata(raw: str | None) -> dict[str, Any]:
     response_model=UploadAccepted,
     responses={
         **PROBLEMS,
+        **SCOPE_REFUSED,
         400: {"description": "The multipart body is malformed."},
         413: {"description": "A file (or the request) is larger than MAX_UPLOAD_BYTES."},
         415: {"description": "A file's bytes are not of a supported type."},
@@ -91,7 +93,7 @@ def _parse_metadata(raw: str | None) -> dict[str, Any]:
 )
 def upload(
     request: Request,
-    caller: Caller,
+    caller: Annotated[str, Depends(require_scope("upload"))],
     file: Annotated[list[UploadFile], File(description="One or more files.")],
     external_id: Annotated[str | None, Form(max_length=512)] = None,
     title: Annotated[str | None, Form(max_length=1000)] = None,
@@ -299,9 +301,13 @@ def get_chunks(
     status_code=202,
     summary="Delete a document: it leaves listings now, its points shortly after",
     response_model=Removed,
-    responses=PROBLEMS,
+    responses={**PROBLEMS, **SCOPE_REFUSED},
 )
-def delete_document(request: Request, document_id: uuid.UUID, caller: Caller) -> Removed:
+def delete_document(
+    request: Request,
+    document_id: uuid.UUID,
+    caller: Annotated[str, Depends(require_scope("delete"))],
+) -> Removed:
     if not ingest.remove(document_id, request.app.state.enqueue_delete, actor=caller):
         raise ApiProblem(404, "No document with this id.")
     return Removed(document_id=document_id)
@@ -312,9 +318,13 @@ def delete_document(request: Request, document_id: uuid.UUID, caller: Caller) ->
     status_code=202,
     summary="Send the document's latest bytes through the pipeline again",
     response_model=Accepted,
-    responses={**PROBLEMS, 409: {"description": "The document is deleted."}},
+    responses={**PROBLEMS, **SCOPE_REFUSED, 409: {"description": "The document is deleted."}},
 )
-def reingest(request: Request, document_id: uuid.UUID, caller: Caller) -> JSONResponse:
+def reingest(
+    request: Request,
+    document_id: uuid.UUID,
+    caller: Annotated[str, Depends(require_scope("reingest"))],
+) -> JSONResponse:
     with transaction() as session:
         found = repo.get_document(session, document_id)
         if found is None:

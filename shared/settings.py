@@ -61,6 +61,34 @@ class Settings(BaseSettings):
     chunk_min_tokens: int = Field(default=50, ge=0)
     chunk_overlap_scope: Literal["section", "h1", "document"] = "h1"
 
+    # --- search (issue 13, seed 004; docs/retrieval.md) ----------------------------------
+    search_top_k: int = Field(default=5, ge=1, le=50, description="Hits a search returns.")
+    search_candidates: int = Field(
+        default=10, ge=1, le=200, description="Candidates fetched before the rerank."
+    )
+    search_hybrid: bool = Field(
+        default=True,
+        description="Fuse dense and sparse (lexical) candidates with RRF; false: dense only.",
+    )
+    search_rerank: bool = Field(default=True, description="Section-proximity rerank on/off.")
+    search_rerank_anchors: int = Field(
+        default=2, ge=1, description="Best-scoring candidates whose document and section boost."
+    )
+    search_boost_same_document: float = Field(
+        default=0.05,
+        ge=0,
+        description="Added to a candidate's score (scaled so the best is 1) when it comes from "
+        "an anchor's document.",
+    )
+    search_boost_same_section: float = Field(
+        default=0.10,
+        ge=0,
+        description="Added on top when it also shares an anchor's H1/H2 section.",
+    )
+    search_max_query_chars: int = Field(
+        default=1000, ge=1, description="Longer search queries are refused (problem details)."
+    )
+
     # --- conversion and upload limits ----------------------------------------------------
     max_upload_bytes: int = 50 * 1024 * 1024
     pdf_max_pages: int = 500
@@ -77,7 +105,9 @@ class Settings(BaseSettings):
     # --- HTTP API and webhook ------------------------------------------------------------
     api_keys: Annotated[list[str], NoDecode] = Field(
         default_factory=list,
-        description="Comma-separated `name:key` pairs (or bare keys) accepted as Bearer tokens.",
+        description="Comma-separated `name:key` pairs (or bare keys) accepted as Bearer tokens; "
+        "`name:key:search,upload` limits a key to scopes (search, upload, delete, reingest); "
+        "entries without scopes have full access.",
     )
     cms_webhook_secret: SecretStr | None = None
     webhook_tolerance_seconds: int = 300

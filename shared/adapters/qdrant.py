@@ -1,8 +1,12 @@
 """Qdrant: one collection per embedding model and dimension, points with deterministic ids.
 
 `QDRANT_URL` talks to a server (production); otherwise the client runs in local mode on
-`QDRANT_PATH`. Local mode locks its folder to one process and is not safe across threads (points
-were seen lost under concurrent upserts), so every call on a local client holds one lock.
+`QDRANT_PATH`. A collection holds a named dense vector (`dense`) and a named sparse lexical
+vector (`sparse`, with Qdrant's IDF modifier) for hybrid search; collections made before the
+sparse vector existed have one unnamed dense vector and keep working dense-only until
+`ingest reindex` builds a new collection. Local mode locks its folder to one process and is
+not safe across threads (points were seen lost under concurrent upserts), so every call on a
+local client holds one lock.
 """
 
 from __future__ import annotations
@@ -28,7 +32,12 @@ PAYLOAD_INDEXES = {
     "source": qm.PayloadSchemaType.KEYWORD,
     "tags": qm.PayloadSchemaType.KEYWORD,
     "language": qm.PayloadSchemaType.KEYWORD,
+    "external_id": qm.PayloadSchemaType.KEYWORD,
+    "heading_paths": qm.PayloadSchemaType.KEYWORD,  # search filter: a chapter or section
+    "updated_at": qm.PayloadSchemaType.DATETIME,  # search filter: updated_since
 }
+DENSE = "dense"
+SPARSE = "sparse"
 
 
 def collection_name(model: str, dimensions: int) -> str:
@@ -42,6 +51,19 @@ class Point:
     id: uuid.UUID
     vector: list[float]
     payload: dict[str, Any]
+    sparse: qm.SparseVector | None = None
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One point found by a search: fused score, and its dense and sparse scores (None when
+    that list did not find it)."""
+
+    id: uuid.UUID
+    payload: dict[str, Any]
+    score: float
+    dense: float | None
+    sparse: float | None
 
 
 @lru_cache(maxsize=4)
@@ -76,6 +98,8 @@ class QdrantIndex:
         self.dimensions = dimensions
         self.local = local
         self._ready = False
+        self.named = True  # dense vector named `dense` (False: a collection of before)
+        self.has_sparse = True
 
     @classmethod
     def from_settings(cls, settings: Settings, collection: str, dimensions: int) -> QdrantIndex:
@@ -97,20 +121,26 @@ class QdrantIndex:
         return _LOCAL_LOCK if self.local else nullcontext()
 
     def ensure_collection(self) -> None:
-        """Create the collection on first use: cosine, HNSW m=16 / ef_construct=100, indexes."""
+        """Create the collection on first use: cosine, HNSW m=16 / ef_construct=100, a sparse
+        vector with IDF, payload indexes. An existing one is read for its vector layout."""
         if self._ready:
             return
         with self._guard():
             if not self.client.collection_exists(self.collection):
                 self.client.create_collection(
                     self.collection,
-                    vectors_config=qm.VectorParams(
-                        size=self.dimensions, distance=qm.Distance.COSINE
-                    ),
+                    vectors_config={
+                        DENSE: qm.VectorParams(size=self.dimensions, distance=qm.Distance.COSINE)
+                    },
+                    sparse_vectors_config={SPARSE: qm.SparseVectorParams(modifier=qm.Modifier.IDF)},
                     hnsw_config=qm.HnswConfigDiff(m=16, ef_construct=100),
                 )
-                if not self.local:  # local mode has no payload indexes (it warns and ignores)
-                    for field, schema in PAYLOAD_INDEXES.items():
+            info = self.client.get_collection(self.collection)
+            self.named = isinstance(info.config.params.vectors, dict)
+            self.has_sparse = SPARSE in (info.config.params.sparse_vectors or {})
+            if not self.local:  # local mode has no payload indexes (it warns and ignores)
+                for field, schema in PAYLOAD_INDEXES.items():
+                    if field not in (info.payload_schema or {}):  # indexes added later too
                         self.client.create_payload_index(self.collection, field, schema)
         self._ready = True
 
@@ -121,10 +151,14 @@ class QdrantIndex:
         for batch in _batches(ids, 256):
             with self._guard():
                 records = self.client.retrieve(
-                    self.collection, [str(i) for i in batch], with_vectors=True, with_payload=False
+                    self.collection,
+                    [str(i) for i in batch],
+                    with_vectors=[DENSE] if self.named else True,
+                    with_payload=False,
                 )
             for record in records:
-                found[uuid.UUID(str(record.id))] = list(record.vector)  # type: ignore[arg-type]
+                vector = record.vector[DENSE] if self.named else record.vector  # type: ignore[index]
+                found[uuid.UUID(str(record.id))] = list(vector)  # type: ignore[arg-type]
         return found
 
     def upsert(self, points: Sequence[Point], batch_size: int = 256) -> None:
@@ -132,10 +166,19 @@ class QdrantIndex:
         self.ensure_collection()
         for batch in _batches(points, batch_size):
             structs = [
-                qm.PointStruct(id=str(p.id), vector=p.vector, payload=p.payload) for p in batch
+                qm.PointStruct(id=str(p.id), vector=self._vectors(p), payload=p.payload)
+                for p in batch
             ]
             with self._guard():
                 self.client.upsert(self.collection, points=structs, wait=True)
+
+    def _vectors(self, point: Point) -> Any:
+        if not self.named:
+            return point.vector
+        vectors: dict[str, Any] = {DENSE: point.vector}
+        if self.has_sparse and point.sparse is not None:
+            vectors[SPARSE] = point.sparse
+        return vectors
 
     def delete(self, ids: Iterable[uuid.UUID]) -> None:
         ids = list(ids)
@@ -182,8 +225,74 @@ class QdrantIndex:
         self.ensure_collection()
         with self._guard():
             return self.client.query_points(
-                self.collection, query=vector, limit=limit, with_payload=True
+                self.collection,
+                query=vector,
+                using=DENSE if self.named else None,
+                limit=limit,
+                with_payload=True,
             ).points
+
+    def candidates(
+        self,
+        dense: list[float],
+        sparse: qm.SparseVector | None,
+        limit: int,
+        flt: qm.Filter | None = None,
+    ) -> list[Candidate]:
+        """Top `limit` points by cosine, or (with `sparse`, on a collection that has sparse
+        vectors) dense and sparse lists fused by reciprocal rank fusion in Qdrant's Query API.
+        One round trip: the dense, sparse and fused queries go as one batch, so every
+        candidate also carries its dense and sparse scores."""
+        self.ensure_collection()
+        using = DENSE if self.named else None
+        dense_q = qm.QueryRequest(
+            query=dense, using=using, filter=flt, limit=limit, with_payload=True
+        )
+        if sparse is None or not self.has_sparse or not sparse.indices:
+            with self._guard():
+                (found,) = self.client.query_batch_points(self.collection, [dense_q])
+            return [
+                Candidate(uuid.UUID(str(p.id)), p.payload or {}, p.score, p.score, None)
+                for p in found.points
+            ]
+        sparse_q = qm.QueryRequest(
+            query=sparse, using=SPARSE, filter=flt, limit=limit, with_payload=False
+        )
+        fused_q = qm.QueryRequest(
+            prefetch=[
+                qm.Prefetch(query=dense, using=using, filter=flt, limit=limit),
+                qm.Prefetch(query=sparse, using=SPARSE, filter=flt, limit=limit),
+            ],
+            query=qm.FusionQuery(fusion=qm.Fusion.RRF),
+            limit=limit,
+            with_payload=True,
+        )
+        with self._guard():
+            by_dense, by_sparse, fused = self.client.query_batch_points(
+                self.collection, [dense_q, sparse_q, fused_q]
+            )
+        dense_scores = {str(p.id): p.score for p in by_dense.points}
+        sparse_scores = {str(p.id): p.score for p in by_sparse.points}
+        return [
+            Candidate(
+                uuid.UUID(str(p.id)),
+                p.payload or {},
+                p.score,
+                dense_scores.get(str(p.id)),
+                sparse_scores.get(str(p.id)),
+            )
+            for p in fused.points
+        ]
+
+    def missing_sparse(self) -> int | None:
+        """Points without a sparse vector; None when the collection has no sparse vector at
+        all (made before hybrid search: `ingest reindex` builds one that has)."""
+        self.ensure_collection()
+        if not self.has_sparse:
+            return None
+        flt = qm.Filter(must_not=[qm.HasVectorCondition(has_vector=SPARSE)])
+        with self._guard():
+            return self.client.count(self.collection, count_filter=flt, exact=True).count
 
     def count(self) -> int:
         self.ensure_collection()

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from qdrant_client import models as qm
 from sqlalchemy.orm import Session
 
 from shared import repository as repo
@@ -25,7 +26,8 @@ from shared.models import Chunk as ChunkRow
 from shared.models import Document, DocumentVersion
 from shared.pipeline.chunk import Chunk
 from shared.pipeline.convert import Converted
-from shared.pipeline.embed import Embedder, embedding_input, make_embedder
+from shared.pipeline.embed import HEADING_SEPARATOR, Embedder, embedding_input, make_embedder
+from shared.retrieval import sparse
 from shared.settings import Settings
 
 POINT_NAMESPACE = uuid.UUID("6f1d3c52-4a8e-5b7e-9c1a-2d0e8f4b7a10")
@@ -142,17 +144,44 @@ def payload(document: Document, version: DocumentVersion, chunk: ChunkRow) -> di
         "source_url": document.source_url,
         "language": document.language,
         "tags": list(document.tags or []),
+        # For retrieval: the chunk's own text without overlap (`text[new_text_offset:]` for
+        # `char_end - char_start` characters), filters on a chapter or section
+        # (every prefix of the heading path) and on the last update.
+        "char_start": chunk.char_start,
+        "char_end": chunk.char_end,
+        "new_text_offset": extra.get("new_text_offset", 0),
+        "heading_paths": heading_paths(list(chunk.headings)),
+        "updated_at": _iso(document.updated_at),
     }
+
+
+def heading_paths(headings: list[str]) -> list[str]:
+    """`["A", "B"]` -> `["A", "A > B"]`: a keyword per prefix, so a section filter is a match."""
+    return [HEADING_SEPARATOR.join(headings[: n + 1]) for n in range(len(headings))]
+
+
+def _iso(moment: Any) -> str | None:
+    return moment.isoformat() if moment is not None else None
+
+
+def sparse_vector(data: dict[str, Any]) -> qm.SparseVector:
+    """The chunk's lexical vector: heading path and text, stemmed in the document's language."""
+    terms = sparse.document_vector(
+        embedding_input(data.get("headings") or [], data.get("text") or ""), data.get("language")
+    )
+    return qm.SparseVector(indices=terms.indices, values=terms.values)
 
 
 def points_for(
     document: Document, version: DocumentVersion, chunks: Sequence[ChunkRow]
 ) -> list[Point]:
-    return [
-        Point(chunk.point_id, from_bytes(chunk.vector), payload(document, version, chunk))
-        for chunk in chunks
-        if chunk.vector is not None
-    ]
+    points = []
+    for chunk in chunks:
+        if chunk.vector is None:
+            continue
+        data = payload(document, version, chunk)
+        points.append(Point(chunk.point_id, from_bytes(chunk.vector), data, sparse_vector(data)))
+    return points
 
 
 _cache: dict[str, Any] = {}

@@ -17,10 +17,13 @@ class VerifyReport:
     stored: int
     missing: set[uuid.UUID]  # current chunks without a point
     orphans: set[uuid.UUID]  # points that belong to no current chunk
+    # Points without a sparse vector; None: the collection has none at all (made before
+    # hybrid search; `ingest reindex` builds one with them).
+    sparse_missing: int | None = 0
 
     @property
     def ok(self) -> bool:
-        return not self.missing and not self.orphans
+        return not self.missing and not self.orphans and self.sparse_missing == 0
 
 
 def verify(settings: Settings | None = None) -> VerifyReport:
@@ -29,4 +32,6 @@ def verify(settings: Settings | None = None) -> VerifyReport:
         expected = repo.current_point_ids(session)
     index = indexing.index_for(settings, indexing.embedder(settings))
     stored = index.all_point_ids()
-    return VerifyReport(len(expected), len(stored), expected - stored, stored - expected)
+    return VerifyReport(
+        len(expected), len(stored), expected - stored, stored - expected, index.missing_sparse()
+    )

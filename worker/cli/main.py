@@ -6,7 +6,7 @@ import typer
 from sqlalchemy.exc import DBAPIError
 
 from shared.db import schema_missing
-from worker.cli import api_server, chunking, conversion, database, pipeline_cmds
+from worker.cli import api_server, chunking, conversion, database, pipeline_cmds, retrieval_cmds
 
 app = typer.Typer(
     help="Hospital content ingestion: convert, chunk, embed and index documents.",
@@ -20,7 +20,8 @@ app.command("convert")(conversion.convert)
 app.add_typer(database.db_app, name="db")
 app.command("run")(pipeline_cmds.run)
 app.command("status")(pipeline_cmds.status)
-app.command("search")(pipeline_cmds.search)
+app.command("search")(retrieval_cmds.search)
+app.command("eval")(retrieval_cmds.evaluate)
 app.command("verify")(pipeline_cmds.verify)
 app.command("delete")(pipeline_cmds.delete)
 app.command("reindex")(pipeline_cmds.reindex)

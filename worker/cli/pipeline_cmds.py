@@ -1,4 +1,4 @@
-"""`ingest run | status | search | verify | delete`: the pipeline from the command line.
+"""`ingest run | status | verify | delete | reindex`: the pipeline from the command line.
 
 `ingest run` sends files through the same Celery chain as the API, run in-process (the
 embedded default: SQLite, local Qdrant, hashing embedder unless OPENAI_API_KEY is set).
@@ -20,9 +20,7 @@ from rich.table import Table
 from shared import ingest, migrate
 from shared import repository as repo
 from shared.db import transaction
-from shared.pipeline import indexing
 from shared.pipeline.convert import detect_media_type
-from shared.pipeline.embed import embedding_input
 from shared.pipeline.verify import verify as verify_index
 from shared.settings import get_settings
 from worker.cli.files import document_files
@@ -168,29 +166,6 @@ def status(document: str | None = typer.Argument(None, help="Document id or exte
         console.print(events)
 
 
-def search(
-    query: str = typer.Argument(..., help="What to look for."),
-    k: int = typer.Option(5, "-k", help="Number of hits."),
-) -> None:
-    """Search the index: heading path, score and the first lines of each hit."""
-    migrate.ensure_embedded_schema()
-    settings = get_settings()
-    embedder = indexing.embedder(settings)
-    vector = embedder.embed([embedding_input([], query)]).vectors[0]
-    hits = indexing.index_for(settings, embedder).search(vector, limit=k)
-    if not hits:
-        console.print("no hits")
-    for hit in hits:
-        data = hit.payload or {}
-        path = " > ".join(data.get("headings") or []) or "(no heading)"
-        console.print(
-            f"[bold]{hit.score:.3f}[/] {data.get('title') or data.get('external_id')} — {path}"
-        )
-        lines = [line for line in str(data.get("text", "")).splitlines() if line.strip()][:3]
-        for line in lines:
-            console.print(f"    {line[:110]}")
-
-
 def verify() -> None:
     """Check that Qdrant holds exactly the current chunks (exit 1 otherwise)."""
     migrate.ensure_embedded_schema()
@@ -199,6 +174,13 @@ def verify() -> None:
         f"current chunks: {report.expected}, points: {report.stored}, "
         f"missing points: {len(report.missing)}, orphan points: {len(report.orphans)}"
     )
+    if report.sparse_missing is None:
+        errors.print(
+            "[red]the collection has no sparse vectors (made before hybrid search): "
+            "run `ingest reindex` to build one that has them"
+        )
+    elif report.sparse_missing:
+        errors.print(f"[red]points without a sparse vector: {report.sparse_missing}")
     if not report.ok:
         raise typer.Exit(1)
     console.print("[green]ok: the index matches the database")

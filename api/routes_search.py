@@ -1,0 +1,95 @@
+"""`POST /v1/search`: the chatbot's retrieval over HTTP, a thin wrapper over
+`shared.retrieval.search.search` (the same function `ingest search` and `ingest eval` use)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Body, Depends, Request
+from pydantic import BaseModel, ConfigDict, Field
+
+from api.auth import require_scope
+from api.problems import ApiProblem
+from shared.retrieval.filters import SearchFilters
+from shared.retrieval.hits import Hit
+from shared.retrieval.search import QueryError, SearchRequest, search
+
+router = APIRouter(prefix="/v1", tags=["search"])
+
+
+class Filters(BaseModel):
+    """All given filters must hold; a list matches when any of its values does."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    document_ids: list[str] = Field(default_factory=list, description="Ids or external ids.")
+    source: str | None = None
+    tags: list[str] = Field(default_factory=list)
+    language: str | None = None
+    heading_prefix: str | None = Field(
+        default=None, description="A chapter or section: `Knieoperatie > Voorbereiding`."
+    )
+    updated_since: datetime | None = None
+
+
+class SearchBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    query: str = Field(description="The patient's question, or words to look for.")
+    filters: Filters = Field(default_factory=Filters)
+    top_k: int | None = Field(default=None, ge=1, le=50, description="Default SEARCH_TOP_K.")
+    candidates: int | None = Field(
+        default=None, ge=1, le=200, description="Default SEARCH_CANDIDATES."
+    )
+    hybrid: bool | None = Field(default=None, description="Default SEARCH_HYBRID.")
+    rerank: bool | None = Field(default=None, description="Default SEARCH_RERANK.")
+
+
+class SearchResponse(BaseModel):
+    query: str
+    hits: list[Hit] = Field(description="The kept hits in document order; `rank` is by score.")
+    collection: str
+    hybrid: bool = Field(description="Whether sparse (lexical) candidates were fused in.")
+    rerank: bool
+    candidates: int
+    query_tokens: int
+    timings_ms: dict[str, float] = Field(description="embed, candidates, rerank, total.")
+    notes: list[str]
+
+
+EXAMPLE: dict[str, Any] = {
+    "summary": "A patient's question, Dutch pages only",
+    "value": {
+        "query": "Mag ik mijn bloedverdunners blijven gebruiken voor een knieoperatie?",
+        "filters": {"language": "nl", "tags": ["orthopedie"]},
+        "top_k": 5,
+    },
+}
+
+
+@router.post(
+    "/search",
+    summary="Find the passages that answer a question, with citations",
+    response_model=SearchResponse,
+    responses={
+        400: {"description": "The body is not JSON."},
+        401: {"description": "No or wrong API key."},
+        403: {"description": "The API key has no `search` scope."},
+        422: {"description": "Empty or over-long query, unknown filter, bad numbers."},
+    },
+)
+def search_route(
+    request: Request,
+    caller: Annotated[str, Depends(require_scope("search"))],
+    body: Annotated[SearchBody, Body(openapi_examples={"question": EXAMPLE})],
+) -> SearchResponse:
+    filters = SearchFilters.from_dict(body.filters.model_dump())
+    wanted = SearchRequest(
+        body.query, filters, body.top_k, body.candidates, body.hybrid, body.rerank
+    )
+    try:
+        result = search(wanted, request.app.state.settings)
+    except QueryError as exc:
+        raise ApiProblem(422, str(exc)) from None
+    return SearchResponse(**result.to_dict() | {"hits": result.hits})

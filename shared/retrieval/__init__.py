@@ -1,0 +1,7 @@
+"""Retrieval for the chatbot: query embedding, hybrid candidates, section-proximity rerank,
+document order, citations (seed 004's order; DESIGN.md "Retrieval"; docs/retrieval.md).
+
+`search.search()` is the front door used by `POST /v1/search`, `ingest search` and
+`ingest eval`. The modules are small and plain: `sparse` (lexical vectors), `filters` (payload
+filters), `rerank` (steps 2-4), `citations` (where a hit points), `hits` (what a hit carries).
+"""

@@ -1,0 +1,73 @@
+"""Where a hit points: seed 002's `[Title: Section](URL)`, the URL as close to the passage as
+the source allows (`#page=N` for a PDF page, the heading's anchor for a web page)."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Citation:
+    title: str
+    section: str | None
+    headings: list[str]
+    url: str | None
+    page: int | None
+
+    @property
+    def markdown(self) -> str:
+        label = f"{self.title}: {self.section}" if self.section else self.title
+        label = label.replace("[", "(").replace("]", ")")
+        return f"[{label}]({self.url})" if self.url else f"[{label}]"
+
+
+def own_text_range(payload: dict[str, Any]) -> tuple[int, int] | None:
+    start, end = payload.get("char_start"), payload.get("char_end")
+    return (int(start), int(end)) if start is not None and end is not None else None
+
+
+def cited_headings(payload: dict[str, Any]) -> list[str]:
+    """The heading path of the section the hit's own text lies in: from the chunk's
+    `sections` (a chunk may span several) when present, else its `headings`."""
+    sections = payload.get("sections") or []
+    span = own_text_range(payload)
+    if sections and span:
+        start, end = span
+
+        def overlap(section: dict[str, Any]) -> int:
+            lo = max(start, int(section.get("char_start", 0)))
+            hi = min(end, int(section.get("char_end", 0)))
+            return hi - lo
+
+        best = max(sections, key=overlap)  # max keeps the first of equals
+        if overlap(best) > 0 or len(sections) == 1:
+            return list(best.get("headings") or [])
+    return list(payload.get("headings") or [])
+
+
+def slug(heading: str) -> str:
+    """A heading's anchor as Markdown renderers make it (GitHub, Docusaurus):
+    `Wat neemt u mee?` -> `wat-neemt-u-mee`."""
+    text = unicodedata.normalize("NFC", heading.strip().lower())
+    text = re.sub(r"[^\w\- ]", "", text)
+    return text.replace(" ", "-")
+
+
+def citation(payload: dict[str, Any]) -> Citation:
+    headings = cited_headings(payload)
+    title = str(payload.get("title") or payload.get("external_id") or "document")
+    section = headings[-1] if headings else None
+    if section == title:  # an H1 repeating the title says nothing more
+        section = " > ".join(headings[1:]) or None
+    url = payload.get("source_url") or None
+    page = payload.get("page_start")
+    if url:
+        base = url.split("#", 1)[0]
+        if page is not None:
+            url = f"{base}#page={page}"
+        elif headings:
+            url = f"{base}#{slug(headings[-1])}"
+    return Citation(title, section, headings, url, page)

@@ -1,0 +1,151 @@
+"""`ingest eval`: retrieval quality measured with the same search function the chatbot uses.
+
+A question line: `{"question": ..., "document": <external id or file name>, "answers": [exact
+sentences of the document]}`. A retrieved chunk *answers* when it belongs to that document and
+contains one of the sentences (whitespace and case normalised). Recall within a token budget
+takes the ranked chunks while they fit `budget` tokens: the fair comparison between chunk
+sizes (larger chunks find more per chunk, but cost more context).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import asdict, dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from shared.adapters.qdrant import QdrantIndex
+from shared.pipeline.embed import Embedder
+from shared.retrieval.hits import Hit
+from shared.retrieval.search import SearchRequest, search
+from shared.settings import Settings
+
+DEPTH = 10  # recall@10 needs ten ranked chunks
+
+
+@dataclass(frozen=True)
+class Question:
+    question: str
+    document: str
+    answers: list[str]
+
+
+@dataclass
+class Miss:
+    question: str
+    document: str
+    best_chunk: str  # `external id #index: heading path` of the best-ranked chunk, or ""
+    best_passage: str
+
+
+@dataclass
+class Report:
+    questions: int
+    recall_at_1: float
+    recall_at_5: float
+    recall_at_10: float
+    mrr: float
+    budget: int
+    recall_in_budget: float
+    mean_context_tokens: float
+    misses: list[Miss] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def load_questions(path: Path) -> list[Question]:
+    questions = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            data = json.loads(line)
+            questions.append(Question(data["question"], data["document"], list(data["answers"])))
+        except (ValueError, KeyError, TypeError) as exc:
+            raise ValueError(f"{path}:{number}: not a question line ({exc})") from exc
+    return questions
+
+
+def normalised(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip().lower()
+
+
+def same_document(hit: Hit, document: str) -> bool:
+    """`document` names the hit's document by external id, file name, or id."""
+    wanted = document.strip()
+    external = hit.external_id or ""
+    return wanted in (external, PurePosixPath(external).name, hit.document_id) or (
+        "/" in wanted and external.endswith(wanted)
+    )
+
+
+def answers(hit: Hit, question: Question) -> bool:
+    if not same_document(hit, question.document):
+        return False
+    text = normalised(hit.text)
+    return any(normalised(answer) in text for answer in question.answers)
+
+
+def evaluate(
+    questions: list[Question],
+    settings: Settings,
+    *,
+    budget: int = 1500,
+    embedder: Embedder | None = None,
+    index: QdrantIndex | None = None,
+) -> Report:
+    top_k = settings.search_top_k
+    found_at: list[int | None] = []
+    in_budget = 0
+    context_tokens = 0
+    misses = []
+    for q in questions:
+        request = SearchRequest(
+            q.question, top_k=DEPTH, candidates=max(settings.search_candidates, DEPTH)
+        )
+        result = search(request, settings, embedder=embedder, index=index)
+        ranked = sorted(result.hits, key=lambda h: h.rank)
+        rank = next((n for n, hit in enumerate(ranked, 1) if answers(hit, q)), None)
+        found_at.append(rank)
+        spent, fits = 0, []
+        for hit in ranked:
+            spent += _tokens(hit)
+            if spent > budget:
+                break
+            fits.append(hit)
+        in_budget += any(answers(hit, q) for hit in fits)
+        context_tokens += sum(_tokens(hit) for hit in ranked[:top_k])
+        if rank is None:
+            best = ranked[0] if ranked else None
+            misses.append(
+                Miss(
+                    q.question,
+                    q.document,
+                    f"{best.external_id} #{best.chunk_index}: {' > '.join(best.headings)}"
+                    if best
+                    else "",
+                    best.passage if best else "",
+                )
+            )
+    n = len(questions) or 1
+
+    def recall(k: int) -> float:
+        return round(sum(1 for r in found_at if r is not None and r <= k) / n, 3)
+
+    return Report(
+        questions=len(questions),
+        recall_at_1=recall(1),
+        recall_at_5=recall(5),
+        recall_at_10=recall(10),
+        mrr=round(sum(1 / r for r in found_at if r) / n, 3),
+        budget=budget,
+        recall_in_budget=round(in_budget / n, 3),
+        mean_context_tokens=round(context_tokens / n, 1),
+        misses=misses,
+    )
+
+
+def _tokens(hit: Hit) -> int:
+    return hit.token_count

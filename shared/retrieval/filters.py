@@ -1,0 +1,72 @@
+"""Which chunks a search may return (seed 002's context selection), as Qdrant payload filters
+on indexed fields (`shared.adapters.qdrant.PAYLOAD_INDEXES`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from datetime import datetime
+from typing import Any
+
+from qdrant_client import models as qm
+
+
+@dataclass(frozen=True)
+class SearchFilters:
+    """All given filters must hold; a list matches when any of its values does."""
+
+    document_ids: tuple[str, ...] = ()  # document ids (UUID) or external ids
+    source: str | None = None
+    tags: tuple[str, ...] = ()
+    language: str | None = None
+    heading_prefix: str | None = None  # "Knieoperatie" or "Knieoperatie > Voorbereiding"
+    updated_since: datetime | None = None
+
+    @classmethod
+    def names(cls) -> set[str]:
+        return {f.name for f in fields(cls)}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> SearchFilters:
+        """From JSON or `--filter key=value`; unknown keys raise ValueError naming them."""
+        unknown = set(data) - cls.names()
+        if unknown:
+            raise ValueError(
+                f"unknown filter {', '.join(sorted(unknown))}; "
+                f"known: {', '.join(sorted(cls.names()))}"
+            )
+        values = dict(data)
+        for key in ("document_ids", "tags"):
+            raw = values.get(key)
+            if isinstance(raw, str):
+                raw = [part.strip() for part in raw.split(",") if part.strip()]
+            values[key] = tuple(str(v) for v in raw or ())
+        since = values.get("updated_since")
+        if isinstance(since, str):
+            values["updated_since"] = datetime.fromisoformat(since.replace("Z", "+00:00"))
+        return cls(**values)
+
+    def to_qdrant(self) -> qm.Filter | None:
+        must: list[Any] = []
+        if self.document_ids:
+            ids = list(self.document_ids)
+            must.append(
+                qm.Filter(
+                    should=[
+                        qm.FieldCondition(key="document_id", match=qm.MatchAny(any=ids)),
+                        qm.FieldCondition(key="external_id", match=qm.MatchAny(any=ids)),
+                    ]
+                )
+            )
+        if self.source:
+            must.append(qm.FieldCondition(key="source", match=qm.MatchValue(value=self.source)))
+        if self.tags:
+            must.append(qm.FieldCondition(key="tags", match=qm.MatchAny(any=list(self.tags))))
+        if self.language:
+            must.append(qm.FieldCondition(key="language", match=qm.MatchValue(value=self.language)))
+        if self.heading_prefix:
+            path = " > ".join(p.strip() for p in self.heading_prefix.split(">") if p.strip())
+            must.append(qm.FieldCondition(key="heading_paths", match=qm.MatchValue(value=path)))
+        if self.updated_since:
+            since = self.updated_since
+            must.append(qm.FieldCondition(key="updated_at", range=qm.DatetimeRange(gte=since)))
+        return qm.Filter(must=must) if must else None

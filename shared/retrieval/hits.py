@@ -1,0 +1,85 @@
+"""What one search hit carries back to the chatbot, the API, the CLI and the web page."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from shared.retrieval.citations import citation
+from shared.retrieval.preview import passage
+from shared.retrieval.rerank import Ranked
+
+
+@dataclass(frozen=True)
+class Hit:
+    rank: int  # 1 = best final score (the list itself is in document order)
+    point_id: str
+    document_id: str
+    external_id: str | None
+    chunk_index: int
+    title: str | None
+    source: str | None
+    source_url: str | None
+    language: str | None
+    tags: list[str]
+    headings: list[str]
+    token_count: int
+    text: str  # as embedded: may start with the previous chunk's overlap
+    new_text: str  # the chunk's own text, without the overlap prefix
+    passage: str  # the sentence of `new_text` that matched the query best (previews)
+    page_start: int | None
+    page_end: int | None
+    dense_score: float | None
+    sparse_score: float | None
+    fused_score: float
+    boost: float
+    final_score: float
+    citation: str
+    citation_url: str | None
+    section: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def own_text(payload: dict[str, Any]) -> str:
+    """`text` without the overlap taken from the previous chunk (payload offsets)."""
+    text = str(payload.get("text") or "")
+    start, end = payload.get("char_start"), payload.get("char_end")
+    if start is None or end is None:
+        return text
+    offset = int(payload.get("new_text_offset") or 0)
+    return text[offset : offset + int(end) - int(start)] or text
+
+
+def make_hit(item: Ranked, rank: int, query: str) -> Hit:
+    data = item.candidate.payload
+    cite = citation(data)
+    own = own_text(data)
+    return Hit(
+        rank=rank,
+        point_id=str(item.candidate.id),
+        document_id=str(data.get("document_id")),
+        external_id=data.get("external_id"),
+        chunk_index=int(data.get("chunk_index") or 0),
+        title=data.get("title"),
+        source=data.get("source"),
+        source_url=data.get("source_url"),
+        language=data.get("language"),
+        tags=list(data.get("tags") or []),
+        headings=list(data.get("headings") or []),
+        token_count=int(data.get("token_count") or 0),
+        text=str(data.get("text") or ""),
+        new_text=own,
+        passage=passage(own, query),
+        page_start=data.get("page_start"),
+        page_end=data.get("page_end"),
+        dense_score=item.candidate.dense,
+        sparse_score=item.candidate.sparse,
+        fused_score=item.candidate.score,
+        boost=item.boost,
+        final_score=item.final,
+        citation=cite.markdown,
+        citation_url=cite.url,
+        section=cite.section,
+    )

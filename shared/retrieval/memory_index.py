@@ -1,0 +1,77 @@
+"""A throw-away index in memory, built from a folder with given settings (`ingest eval
+--corpus DIR --set CHUNK_TARGET_TOKENS=300`): compare chunk settings without touching the
+production database or collection. The same convert, chunk, embed and payload code as the
+pipeline; only Postgres is left out."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable
+from pathlib import Path
+
+from qdrant_client import QdrantClient
+
+from shared.adapters.qdrant import QdrantIndex
+from shared.models import Chunk as ChunkRow
+from shared.models import Document, DocumentVersion, utcnow
+from shared.pipeline import indexing
+from shared.pipeline.chunk import ChunkSettings, chunk_markdown, front_matter, normalise
+from shared.pipeline.convert import convert, detect_media_type
+from shared.pipeline.embed import Embedder
+from shared.settings import Settings
+
+SUFFIXES = {".md", ".markdown", ".txt", ".pdf"}
+
+
+def corpus_files(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix.lower() in SUFFIXES)
+
+
+def build(
+    files: Iterable[Path],
+    root: Path,
+    settings: Settings,
+    embedder: Embedder,
+    index: QdrantIndex | None = None,
+) -> tuple[QdrantIndex, int]:
+    """Index `files` (external ids relative to `root`) into `index`, by default a fresh
+    in-memory collection; returns the index and the embedding tokens spent."""
+    if index is None:
+        index = QdrantIndex(QdrantClient(location=":memory:"), "eval", embedder.dimensions, True)
+    index.ensure_collection()
+    tokens = 0
+    for path in files:
+        data = path.read_bytes()
+        converted = convert(data, detect_media_type(data, path.name), path.name, settings=settings)
+        described = dict(converted.metadata)
+        described.update(front_matter(normalise(converted.markdown))[0])
+        document = Document(
+            id=uuid.uuid4(),
+            source="files",
+            external_id=path.relative_to(root).as_posix(),
+            title=_text(described.get("title")) or path.stem,
+            source_url=_text(described.get("source_url") or described.get("url")),
+            language=_text(described.get("language") or described.get("lang")),
+            tags=[str(t) for t in described.get("tags") or []]
+            if isinstance(described.get("tags"), list)
+            else [],
+            updated_at=utcnow(),
+        )
+        version = DocumentVersion(id=uuid.uuid4(), document_id=document.id)
+        chunks = chunk_markdown(converted.markdown, ChunkSettings.from_settings(settings))
+        rows = [ChunkRow(**row) for row in indexing.chunk_rows(document.id, chunks, converted)]
+        pending = [
+            indexing.PendingChunk(n, r.point_id, list(r.headings), r.text)
+            for n, r in enumerate(rows)
+        ]
+        for group in indexing.groups(pending, 512):
+            vectors, usage = indexing.embed_group(embedder, group)
+            tokens += usage.tokens
+            for chunk_id, (vector, _) in vectors.items():
+                rows[chunk_id].vector = vector
+        index.upsert(indexing.points_for(document, version, rows))
+    return index, tokens
+
+
+def _text(value: object) -> str | None:
+    return value.strip() if isinstance(value, str) and value.strip() else None

@@ -1,0 +1,48 @@
+"""The passage of a hit that matched the query: what a person reads first in a preview.
+
+The chunk may start with overlap from the previous chunk, so its first lines are often not what
+was found. The preview is the sentence (or list item, or table row) of the chunk's own text
+that shares the most stems with the query; the first one when nothing matches. Headings are
+left out: the citation names them.
+"""
+
+from __future__ import annotations
+
+import re
+
+from shared.retrieval import sparse
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+_OWN_LINE = re.compile(r"^\s*([-*+]|\d+[.)]|\|)")  # list items and table rows stay alone
+_MARKER = re.compile(r"^([-*+]|\d+[.)])\s+")
+
+
+def pieces(text: str) -> list[str]:
+    """Sentences, list items and table rows; wrapped paragraph lines joined first."""
+    found: list[str] = []
+    for block in re.split(r"\n\s*\n", text):
+        lines: list[str] = []
+        for line in block.splitlines():
+            if line.lstrip().startswith("#") or not line.strip():
+                continue
+            if lines and not _OWN_LINE.match(line):
+                lines[-1] = f"{lines[-1]} {line.strip()}"
+            else:
+                lines.append(_MARKER.sub("", line.strip()))
+        for line in lines:
+            found.extend(s.strip() for s in _SENTENCE_END.split(line) if len(s.strip()) > 2)
+    return found
+
+
+def passage(text: str, query: str, width: int = 240) -> str:
+    candidates = pieces(text)
+    if not candidates:
+        return text.strip()[:width]
+    wanted = {s for code in sparse.STEMMERS for s in sparse.stems(query, code)}
+
+    def score(piece: str) -> int:
+        found = {s for code in sparse.STEMMERS for s in sparse.stems(piece, code)}
+        return len(wanted & found)
+
+    best = max(candidates, key=score)  # max keeps the first of equals
+    return best if len(best) <= width else best[: width - 1].rstrip() + "…"

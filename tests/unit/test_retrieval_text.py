@@ -1,0 +1,58 @@
+"""The retrieval's pure text functions: sparse terms, citations' anchors and sections, the
+passage that matched."""
+
+from __future__ import annotations
+
+from shared.retrieval import sparse
+from shared.retrieval.citations import citation, cited_headings, slug
+from shared.retrieval.preview import passage
+
+
+def test_words_are_lower_cased_accent_folded_and_stemmed_by_language() -> None:
+    assert sparse.fold("Crème Brûlée") == "creme brulee"
+    assert sparse.stems("Ziekenhuizen", "nl") == ["ziekenhuis"]
+    assert sparse.stems("hospitals", "en-GB") == ["hospit"]
+    assert sparse.language_code(None) == "nl" and sparse.language_code("fr") == "nl"
+    dutch = sparse.document_vector("ziekenhuizen ziekenhuis", "nl")
+    assert len(dutch.indices) == 1  # two forms, one stem, one index
+    assert dutch.indices == sorted(dutch.indices)
+
+
+def test_term_weights_saturate_and_a_query_carries_both_languages_stems() -> None:
+    once = sparse.document_vector("acenocoumarol", "nl").values[0]
+    thrice = sparse.document_vector("acenocoumarol acenocoumarol acenocoumarol", "nl").values[0]
+    assert once < thrice < 3 * once
+    query = sparse.query_vector("operations")
+    both = {sparse.term_index("oper"), sparse.term_index("operation")}  # English, Dutch
+    assert set(query.indices) == both
+    assert sparse.document_vector("...", "nl")  # never empty: verify counts empty as missing
+
+
+def test_anchor_slugs_and_the_section_the_own_text_lies_in() -> None:
+    assert slug("Wat neemt u mee?") == "wat-neemt-u-mee"
+    assert slug("Nuchter blijven (kinderen)") == "nuchter-blijven-kinderen"
+    payload = {
+        "title": "Knie",
+        "headings": ["Knie", "Opname"],
+        "char_start": 120,
+        "char_end": 400,
+        "sections": [
+            {"headings": ["Knie", "Opname"], "char_start": 0, "char_end": 150},
+            {"headings": ["Knie", "Medicijnen"], "char_start": 150, "char_end": 600},
+        ],
+    }
+    assert cited_headings(payload) == ["Knie", "Medicijnen"]
+    assert cited_headings({**payload, "sections": None}) == ["Knie", "Opname"]
+    assert citation({**payload, "source_url": "https://x.example/knie#old"}).markdown == (
+        "[Knie: Medicijnen](https://x.example/knie#medicijnen)"
+    )
+
+
+def test_the_preview_is_the_sentence_that_matched_not_the_first() -> None:
+    text = (
+        "## Voorbereiding\n\nStop twee weken voor de operatie met roken. Oefen met\nkrukken.\n\n"
+        "- neem uw medicijnoverzicht mee\n- gemakkelijke kleding"
+    )
+    assert passage(text, "medicijnoverzicht") == "neem uw medicijnoverzicht mee"
+    assert passage(text, "krukken oefenen") == "Oefen met krukken."
+    assert passage(text, "niets hiervan") == "Stop twee weken voor de operatie met roken."

@@ -1,0 +1,128 @@
+"""`ingest search` and `ingest eval`: the retrieval the chatbot uses, from the command line.
+
+Heavy modules (Qdrant, the embedders, the search itself) are imported inside the commands, so
+`ingest --help` stays fast.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+console = Console()
+errors = Console(stderr=True)
+
+
+def _filters(pairs: list[str]) -> dict[str, object]:
+    """`--filter tags=a,b --filter language=nl` -> {"tags": "a,b", "language": "nl"}."""
+    found: dict[str, object] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise typer.BadParameter(f"{pair!r}: write KEY=VALUE", param_hint="--filter")
+        found[key.strip()] = value.strip()
+    return found
+
+
+def search(
+    query: str = typer.Argument(..., help="A question or words to look for."),
+    top_k: int | None = typer.Option(None, "--top-k", "-k", help="Hits (SEARCH_TOP_K)."),
+    filters: list[str] = typer.Option(
+        [],
+        "--filter",
+        help="KEY=VALUE: document_ids, source, tags, language, heading_prefix, updated_since "
+        "(lists comma-separated). Repeat for more.",
+    ),
+    hybrid: bool | None = typer.Option(None, "--hybrid/--dense-only", help="SEARCH_HYBRID."),
+    rerank: bool | None = typer.Option(None, "--rerank/--no-rerank", help="SEARCH_RERANK."),
+    as_json: bool = typer.Option(False, "--json", help="The whole result as JSON."),
+) -> None:
+    """Search like the chatbot does: citations and the passage that matched, in document order."""
+    from shared import migrate
+    from shared.retrieval.filters import SearchFilters
+    from shared.retrieval.search import QueryError, SearchRequest
+    from shared.retrieval.search import search as run_search
+
+    migrate.ensure_embedded_schema()
+    try:
+        request = SearchRequest(
+            query, SearchFilters.from_dict(_filters(filters)), top_k, None, hybrid, rerank
+        )
+        result = run_search(request)
+    except (QueryError, ValueError, TypeError) as exc:
+        errors.print(f"[red]{exc}")
+        raise typer.Exit(2) from exc
+    if as_json:
+        typer.echo(json.dumps(result.to_dict(), ensure_ascii=False, indent=2))
+        return
+    for note in result.notes:
+        errors.print(f"[yellow]{note}")
+    if not result.hits:
+        console.print("no hits")
+    for hit in result.hits:
+        line = f"#{hit.rank} {hit.final_score:.3f}  {hit.citation}"
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
+        console.print(f"    {hit.passage}", markup=False, highlight=False, soft_wrap=True)
+    timings = ", ".join(f"{k} {v:.0f} ms" for k, v in result.timings_ms.items())
+    errors.print(f"[dim]{'hybrid' if result.hybrid else 'dense'}; {timings}")
+
+
+def evaluate(
+    questions: Path = typer.Argument(..., help="QUESTIONS.jsonl", exists=True, dir_okay=False),
+    corpus: Path | None = typer.Option(
+        None,
+        "--corpus",
+        help="Build a throw-away in-memory index from this folder instead of searching the "
+        "live index.",
+        exists=True,
+        file_okay=False,
+    ),
+    overrides: list[str] = typer.Option(
+        [], "--set", help="KEY=VALUE setting for this run (e.g. CHUNK_TARGET_TOKENS=300)."
+    ),
+    budget: int = typer.Option(1500, help="Context budget in tokens for recall-in-budget."),
+    as_json: bool = typer.Option(False, "--json", help="The report as JSON."),
+) -> None:
+    """Measure retrieval: recall@1/5/10, MRR, recall within a token budget, misses."""
+    from shared.pipeline import indexing
+    from shared.retrieval import evaluate as ev
+    from shared.settings import Settings, get_settings
+
+    try:
+        asked = ev.load_questions(questions)
+        values = {k.strip().lower(): v for k, _, v in (o.partition("=") for o in overrides)}
+        settings = Settings(**{**get_settings().model_dump(), **values}) if values else None
+    except ValueError as exc:
+        errors.print(f"[red]{exc}")
+        raise typer.Exit(2) from exc
+    settings = settings or get_settings()
+    embedder = indexing.embedder(settings)
+    index = None
+    if corpus is not None:
+        from shared.retrieval.memory_index import build, corpus_files
+
+        index, tokens = build(corpus_files(corpus), corpus, settings, embedder)
+        errors.print(f"[dim]in-memory index: {index.count()} chunks, {tokens} tokens embedded")
+    else:
+        from shared import migrate
+
+        migrate.ensure_embedded_schema()
+    report = ev.evaluate(asked, settings, budget=budget, embedder=embedder, index=index)
+    if as_json:
+        typer.echo(json.dumps(report.to_dict(), ensure_ascii=False, indent=2))
+        return
+    table = Table("metric", "value", title=f"{report.questions} questions")
+    for name in ("recall_at_1", "recall_at_5", "recall_at_10", "mrr"):
+        table.add_row(name.replace("_at_", "@"), f"{getattr(report, name):.3f}")
+    table.add_row(f"recall in {report.budget} tokens", f"{report.recall_in_budget:.3f}")
+    table.add_row("mean context tokens", f"{report.mean_context_tokens:.0f}")
+    console.print(table)
+    if report.misses:
+        misses = Table("question", "document", "best-ranked chunk", title="misses")
+        for miss in report.misses:
+            misses.add_row(miss.question, miss.document, miss.best_chunk)
+        console.print(misses)
