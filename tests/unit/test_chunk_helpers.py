@@ -79,7 +79,7 @@ def overlap_start(source: str, previous: Chunk, chunk: Chunk) -> tuple[int, str]
             matches.append((start, lead[:found]))
     assert matches, f"overlap not found in the previous chunk: {lead[:200]!r}"
     for start, structure in matches:  # structure lines can look like source (```` vs ```)
-        if source[start - 1].isspace() or source[start - 1] in "。！？":
+        if start == 0 or source[start - 1].isspace() or source[start - 1] in "。！？":
             return start, structure
     return matches[0]
 
@@ -153,6 +153,18 @@ def _sentence_start(blocks: list[Block], source: str, pos: int) -> bool:
     return bool(_SENTENCE_END.search(source[max(block.start, pos - 8) : pos]))
 
 
+def ends_with_heading(source: str, chunk: Chunk, blocks: list[Block], limit: int) -> bool:
+    """Whether the chunk's own text ends with headings of the document (of at most `limit`
+    tokens together: headings longer than a quarter chunk may stay where they are)."""
+    inside = [b for b in blocks if b.start < chunk.char_end and b.end > chunk.char_start]
+    trailing = 0
+    while trailing < len(inside) and inside[-1 - trailing].kind == "heading":
+        trailing += 1
+    if not trailing:
+        return False
+    return count_tokens(source[inside[-trailing].start : inside[-1].end]) <= limit
+
+
 def squash(text: str) -> str:
     return re.sub(r"\s+", "", text)
 
@@ -164,6 +176,7 @@ def check_chunks(text: str, chunks: list[Chunk], settings: ChunkSettings | None 
     _, body_start = front_matter(source)
     position = body_start
     paths = heading_paths(source, body_start)
+    blocks = scan_blocks(source, body_start)
     for number, chunk in enumerate(chunks):
         assert chunk.index == number
         assert chunk.token_count == count_tokens(chunk.text)
@@ -174,6 +187,9 @@ def check_chunks(text: str, chunks: list[Chunk], settings: ChunkSettings | None 
         assert chunk.new_text.strip(), "a chunk without text of its own"
         assert fences_balanced(chunk.text), chunk.text
         check_sections(chunk, paths)
+        if number < len(chunks) - 1:
+            orphan = ends_with_heading(source, chunk, blocks, settings.max_tokens // 4)
+            assert not orphan, "a heading whose text is in the next chunk"
         position = chunk.char_end
     assert not source[position:].strip(), "text lost at the end"
     joined = "".join(chunk.new_text for chunk in chunks)

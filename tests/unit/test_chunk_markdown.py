@@ -191,8 +191,9 @@ def test_heading_level_jump_and_empty_sections() -> None:
     paths = [c.headings for c in chunks]
     assert ["A", "C"] in paths
     assert ["B", "D"] in paths or ["B", "Empty two"] in paths
-    chunks = chunks_of(text)  # with the minimum, tiny sections merge with a neighbour
-    assert len(chunks) == 1 and chunks[0].headings == ["A", "C"]
+    chunks = chunks_of(text)  # with the minimum: no merge across an H1 for text, but the
+    assert [c.headings for c in chunks] == [["A", "C"], ["B", "D"]]  # empty ones go forward
+    assert chunks[1].new_text.startswith("# Empty\n\n# B")
 
 
 def test_crlf_bom_tabs_and_nbsp_inside_code_are_kept_exactly() -> None:

@@ -1,4 +1,4 @@
-"""Overlap that reads cleanly (issue 14, item 3) and its scope (item 4)."""
+"""Overlap that reads cleanly (issue 14, item 3), its scope (item 4), section-aware packing (5)."""
 
 from __future__ import annotations
 
@@ -98,3 +98,26 @@ def test_overlap_within_a_section_is_kept_by_the_section_scope() -> None:
     chunks = chunks_of(text, ChunkSettings(overlap_scope="section"))
     assert len(chunks) >= 3
     assert all(60 <= c.overlap_tokens <= 70 for c in chunks[1:])
+
+
+def test_no_chunk_ends_with_a_heading_whose_text_is_in_the_next() -> None:
+    # A list that fits in the maximum on its own, but not with its heading (a real VA page).
+    items = "\n".join(f"- item {i}: {prose(14, seed=i)}" for i in range(21))
+    heading = "### Where can I find more information and support?"
+    text = "# Page\n\n" + prose(250) + "\n\n" + heading + "\n\n" + items
+    chunks = chunks_of(text)
+    assert len(chunks) >= 2
+    holder = next(c for c in chunks if heading in c.new_text)
+    assert holder.headings == ["Page", "Where can I find more information and support?"]
+    assert "- item 0:" in holder.new_text
+
+
+def test_a_section_that_is_only_a_heading_merges_forward() -> None:
+    (chunk,) = chunks_of("# Title\n\n# Introduction\n\nText of the introduction.")
+    assert chunk.new_text.startswith("# Title") and chunk.headings == ["Introduction"]
+
+
+def test_small_sections_with_text_are_not_merged_across_an_h1() -> None:
+    text = "# Knie\n\nKort.\n\n# Heup\n\nOok kort."
+    chunks = chunks_of(text)
+    assert [c.headings for c in chunks] == [["Knie"], ["Heup"]]
