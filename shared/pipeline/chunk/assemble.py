@@ -7,9 +7,10 @@
 `new_text_offset`; around it `text` may carry the overlap taken from the previous chunk and
 the structure repeated from a split block (a reopened code fence, a table's header rows).
 
-Rules, in order of precedence: the maximum (overlap included) is never exceeded; a block that
-fits in the maximum is never split; overlap is 60-70 tokens where the block after it leaves
-room (a block close to the maximum gets less, or none).
+Rules, in order of precedence: the maximum (overlap included) is never exceeded; no chunk ends
+with a heading whose text is in the next one; a block that fits in the maximum is never split
+(unless only so can its heading go with it); overlap is 60-70 tokens where the block after it
+leaves room (a block close to the maximum gets less, or none), starting cleanly (`overlap`).
 """
 
 from __future__ import annotations

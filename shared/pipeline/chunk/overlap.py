@@ -73,15 +73,21 @@ def take_overlap(
         return measured[start]
 
     def first_fitting(candidates: list[Start]) -> Overlap | None:
-        """The earliest start whose overlap fits (counts fall as the start moves on)."""
-        lo, hi = 0, len(candidates)
-        while lo < hi:
-            middle = (lo + hi) // 2
-            if measure(candidates[middle]).tokens <= budget:
-                hi = middle
-            else:
-                lo = middle + 1
-        return measure(candidates[lo]) if lo < len(candidates) else None
+        """The earliest start whose overlap fits (counts fall as the start moves on): a guess
+        from the bytes per token of the tail, then a step or two to the exact one."""
+        if not candidates:
+            return None
+        per_token = max(len(tail), 1) / (budget + 2)
+        index = 0
+        while index < len(candidates) - 1 and (
+            len(source[candidates[index][0] : previous.end].encode()) / per_token > budget
+        ):
+            index += 1
+        while index > 0 and measure(candidates[index - 1]).tokens <= budget:
+            index -= 1
+        while index < len(candidates) and measure(candidates[index]).tokens > budget:
+            index += 1
+        return measure(candidates[index]) if index < len(candidates) else None
 
     def usable(candidates: list[Start]) -> list[Start]:
         """Not blank; in a continued table or code block only its own rows or lines."""
@@ -158,7 +164,10 @@ def _starts_in(
     pattern, found = (_SENTENCE_START, clean) if words is None else (_WORD_START, words)
     for match in pattern.finditer(source, max(begin - 1, block.start), min(end, block.end)):
         start = match.end()
-        if begin <= start < end and not _in_structure(source, nested, start):
+        if not nested:
+            if begin <= start < end:
+                found.append((start, ""))
+        elif begin <= start < end and not _in_structure(source, nested, start):
             found.append((start, _openers(nested, start)))
 
 

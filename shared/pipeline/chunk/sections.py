@@ -9,16 +9,16 @@ the section after it (its title is in that section's path).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from shared.pipeline.chunk.markdown_blocks import Block
 from shared.pipeline.chunk.packing import Draft, HeadingPath
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Span:
-    """Part of a chunk's text that lies in one section."""
+    """Part of a chunk's text that lies in one section (made and adjusted here only)."""
 
     path: tuple[str, ...]
     start: int
@@ -44,11 +44,11 @@ def own_spans(
         if index == draft.first or is_heading:
             start = lead if index == draft.first else origin + block.start
             if spans:
-                spans[-1] = replace(spans[-1], end=start)
+                spans[-1].end = start
             titles = tuple(title for _, title in paths[index])
             spans.append(Span(titles, start, length, content=not is_heading))
-        elif not spans[-1].content:
-            spans[-1] = replace(spans[-1], content=True)
+        else:
+            spans[-1].content = True
     return _tidy(spans)
 
 
@@ -62,8 +62,8 @@ def overlap_spans(previous: list[Span], begin: int, opener: int, lead: int) -> l
         if span.end > begin
     ]
     if spans:
-        spans[0] = replace(spans[0], start=0)
-        spans[-1] = replace(spans[-1], end=lead)
+        spans[0].start = 0
+        spans[-1].end = lead
     return spans
 
 
@@ -76,9 +76,9 @@ def _tidy(spans: list[Span]) -> list[Span]:
             carried = span.start if carried is None else carried
             continue
         if carried is not None:
-            span, carried = replace(span, start=carried), None
+            span.start, carried = carried, None
         if tidy and tidy[-1].path == span.path:
-            tidy[-1] = replace(tidy[-1], end=span.end)
+            tidy[-1].end = span.end
         else:
             tidy.append(span)
     return tidy
@@ -87,7 +87,8 @@ def _tidy(spans: list[Span]) -> list[Span]:
 def join(lead: list[Span], own: list[Span]) -> list[Span]:
     """The overlap's spans, then the draft's own (one span where the section continues)."""
     if lead and own and lead[-1].path == own[0].path:
-        return [*lead[:-1], replace(lead[-1], end=own[0].end), *own[1:]]
+        lead[-1].end = own[0].end
+        return [*lead, *own[1:]]
     return [*lead, *own]
 
 
