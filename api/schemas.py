@@ -158,6 +158,12 @@ class DocumentDetail(DocumentSummary):
     events: list[EventOut]
 
 
+class SectionOut(BaseModel):
+    headings: list[str] = Field(description="Heading path of a section the chunk covers.")
+    char_start: int = Field(description="Where the section's part starts in the chunk text.")
+    char_end: int
+
+
 class ChunkOut(BaseModel):
     model_config = ConfigDict(from_attributes=True)
 
@@ -166,6 +172,10 @@ class ChunkOut(BaseModel):
     text: str
     token_count: int
     headings: list[str]
+    sections: list[SectionOut] = Field(
+        default_factory=list,
+        description="Every section the text covers, in order (`headings` is where it starts).",
+    )
     kinds: list[str]
     page_start: int | None = Field(description="First page of the chunk's own text (PDF).")
     page_end: int | None = Field(description="Last page of the chunk's own text (PDF).")

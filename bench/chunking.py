@@ -124,8 +124,9 @@ def phases() -> dict[str, float]:
     """Seconds per stage of this chunker over the corpus (no profiler: real proportions)."""
     sys.path.insert(0, str(ROOT))
     from shared.pipeline import chunk as chunking
-    from shared.pipeline.markdown_blocks import front_matter, normalise, scan_blocks
-    from shared.pipeline.packing import Packer
+    from shared.pipeline.chunk import assemble
+    from shared.pipeline.chunk.markdown_blocks import front_matter, normalise, scan_blocks
+    from shared.pipeline.chunk.packing import Packer
 
     docs = corpus()
     chunking.chunk_markdown(docs[0])
@@ -145,7 +146,7 @@ def phases() -> dict[str, float]:
             drafts = packer.drafts()
             marks.append(time.perf_counter())
             packer.drafts = lambda drafts=drafts: drafts  # type: ignore[method-assign]
-            chunking._assemble(source, packer, metadata, settings)
+            assemble._assemble(source, packer, metadata, settings)
             marks.append(time.perf_counter())
         for name, begin, end in zip(spent, marks, marks[1:], strict=False):
             spent[name] += end - begin

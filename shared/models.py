@@ -167,6 +167,11 @@ class Chunk(Base):
     # True when this chunk was sent to the embeddings API, False when its point was reused.
     embedded: Mapped[bool] = mapped_column(default=False)
 
+    @property
+    def sections(self) -> list[dict[str, Any]]:
+        """Every section the text covers, with its range in `text` (kept in `metadata`)."""
+        return list((self.extra or {}).get("sections") or [])
+
 
 class Event(Base):
     """Append-only history: every state transition of a version or a document."""

@@ -73,7 +73,7 @@ class Settings(BaseSettings):
     chunk_max_tokens: int = Field(default=450, ge=16)
     chunk_overlap_tokens: int = Field(default=70, ge=0)
     chunk_min_tokens: int = Field(default=50, ge=0)
-    chunk_overlap_across_h1: bool = False
+    chunk_overlap_scope: Literal["section", "h1", "document"] = "h1"
 
     # --- search (issue 13, seed 004; docs/retrieval.md) ----------------------------------
     search_top_k: int = Field(default=5, ge=1, le=50, description="Hits a search returns.")

@@ -8,7 +8,7 @@ Two providers implement `Embedder`: OpenAI (or any compatible server) in
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Protocol
@@ -20,16 +20,28 @@ if TYPE_CHECKING:
     from shared.settings import Settings
 
 HEADING_SEPARATOR = " > "
+SECTION_SEPARATOR = "; "
 
 
-def embedding_input(headings: list[str], text: str) -> str:
+def embedding_input(
+    headings: list[str], text: str, sections: Sequence[Mapping[str, Any]] = ()
+) -> str:
     """The text sent for one chunk: its heading path as one line, then the chunk text.
 
     The heading line keeps short chunks in context ("Neem uw identiteitskaart mee" belongs to
-    "Knieoperatie > Voorbereiding"); see DESIGN.md, chunking rule 8.
+    "Knieoperatie > Voorbereiding"); see DESIGN.md, chunking rule 8. When the chunk covers
+    more sections (its `sections`), their titles follow the path, so the vector names every
+    topic the text holds: "Knieoperatie > Voorbereiding; Herstel".
     """
     path = HEADING_SEPARATOR.join(h.strip() for h in headings if h and h.strip())
-    return f"{path}\n{text}" if path else text
+    own = [h.strip() for h in headings]
+    titles: list[str] = []
+    for section in sections:
+        names = [h.strip() for h in section.get("headings") or ()]
+        if names and names != own and names[-1] and names[-1] not in titles:
+            titles.append(names[-1])
+    line = SECTION_SEPARATOR.join([path, *titles] if path else titles)
+    return f"{line}\n{text}" if line else text
 
 
 @dataclass

@@ -80,6 +80,7 @@ class PendingChunk:
     point_id: uuid.UUID
     headings: list[str]
     text: str
+    sections: Sequence[dict[str, Any]] = ()
 
 
 @dataclass(frozen=True)
@@ -115,7 +116,7 @@ def embed_group(
     embedder: Embedder, group: Sequence[PendingChunk]
 ) -> tuple[dict[int, tuple[bytes, bool]], Usage]:
     """Embed one group; identical inputs (repeated boilerplate) are sent once."""
-    inputs = [embedding_input(chunk.headings, chunk.text) for chunk in group]
+    inputs = [embedding_input(chunk.headings, chunk.text, chunk.sections) for chunk in group]
     unique = list(dict.fromkeys(inputs))
     result = embedder.embed(unique)
     by_input = dict(zip(unique, result.vectors, strict=True))
@@ -131,6 +132,7 @@ def payload(document: Document, version: DocumentVersion, chunk: ChunkRow) -> di
     return {
         "text": chunk.text,
         "headings": list(chunk.headings),
+        "sections": chunk.sections,
         "section": extra.get("heading"),
         "heading_level": extra.get("heading_level"),
         "chunk_index": chunk.index,

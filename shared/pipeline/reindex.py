@@ -96,7 +96,10 @@ class _Copier:
                 return
             document = version.document
             rows = repo.chunks_with_vectors(session, version_id)
-        pending = [indexing.PendingChunk(r.id, r.point_id, list(r.headings), r.text) for r in rows]
+        pending = [
+            indexing.PendingChunk(r.id, r.point_id, list(r.headings), r.text, r.sections)
+            for r in rows
+        ]
         vectors = indexing.reuse_vectors(self.reuse, pending) if self.reuse else {}
         todo = [chunk for chunk in pending if chunk.chunk_id not in vectors]
         for group in indexing.groups(todo, 512):

@@ -240,7 +240,7 @@ def embed_version(version_id: uuid.UUID, owner: str) -> Outcome:
         index = ctx.index()
         with transaction() as session:
             pending = [
-                indexing.PendingChunk(c.id, c.point_id, list(c.headings), c.text)
+                indexing.PendingChunk(c.id, c.point_id, list(c.headings), c.text, c.sections)
                 for c in repo.chunks_without_vectors(session, ctx.version_id)
             ]
         reused = indexing.reuse_vectors(index, pending)

@@ -25,8 +25,12 @@ class Citation:
 
 
 def own_text_range(payload: dict[str, Any]) -> tuple[int, int] | None:
+    """Where the chunk's own text lies in its `text` (the coordinates of `sections`)."""
     start, end = payload.get("char_start"), payload.get("char_end")
-    return (int(start), int(end)) if start is not None and end is not None else None
+    if start is None or end is None:
+        return None
+    offset = int(payload.get("new_text_offset") or 0)
+    return offset, offset + int(end) - int(start)
 
 
 def cited_headings(payload: dict[str, Any]) -> list[str]:

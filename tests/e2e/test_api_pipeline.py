@@ -107,6 +107,7 @@ def assert_chunks_match_qdrant(chunks: dict[str, Any], points: dict[str, dict[st
         payload = points[chunk["point_id"]]
         assert payload["text"] == chunk["text"]
         assert payload["chunk_index"] == chunk["index"]
+        assert payload["sections"] == chunk["sections"] and chunk["sections"]
         assert payload["version_id"] == chunks["version_id"]
 
 

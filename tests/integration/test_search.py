@@ -114,9 +114,13 @@ def test_citations_point_at_the_heading_or_the_pdf_page(crafted: Crafted) -> Non
         char_start=500,
         char_end=500 + len(own),
         new_text_offset=len(overlap),
-        sections=[
-            {"headings": ["Knieoperatie", "Opname"], "char_start": 400, "char_end": 500},
-            {"headings": ["Knieoperatie", "Wat neemt u mee?"], "char_start": 500, "char_end": 900},
+        sections=[  # ranges in the chunk's text: the overlap lies in another section
+            {"headings": ["Knieoperatie", "Opname"], "char_start": 0, "char_end": len(overlap)},
+            {
+                "headings": ["Knieoperatie", "Wat neemt u mee?"],
+                "char_start": len(overlap),
+                "char_end": len(overlap + own),
+            },
         ],
     )
     c.add(

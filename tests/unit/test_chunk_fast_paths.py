@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from shared.pipeline.chunk import ChunkSettings, chunk_markdown
-from shared.pipeline.markdown_blocks import scan_blocks
-from shared.pipeline.token_sums import (
+from shared.pipeline.chunk.markdown_blocks import scan_blocks
+from shared.pipeline.chunk.token_sums import (
     JoinedCounts,
     block_tail,
     is_seam,

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import re
+from itertools import pairwise
 
 from shared.pipeline.chunk import Chunk, ChunkSettings, front_matter, normalise
-from shared.pipeline.markdown_blocks import scan_blocks
+from shared.pipeline.chunk.markdown_blocks import Block, scan_blocks
+from shared.pipeline.chunk.split import containers, line_starts
 from shared.tokens import count_tokens
 
 _OPEN = re.compile(r" {0,3}(`{3,}|~{3,})")
@@ -27,16 +29,154 @@ def fences_balanced(text: str) -> bool:
     return True
 
 
+def heading_paths(source: str, body_start: int) -> set[tuple[str, ...]]:
+    """Every heading path of the document (the empty path for text before any heading)."""
+    paths: set[tuple[str, ...]] = {()}
+    stack: list[tuple[int, str]] = []
+    for block in scan_blocks(source, body_start):
+        if block.kind == "heading":
+            while stack and stack[-1][0] >= block.level:
+                stack.pop()
+            if block.title:
+                stack.append((block.level, block.title))
+            paths.add(tuple(title for _, title in stack))
+    return paths
+
+
+def check_sections(chunk: Chunk, paths: set[tuple[str, ...]]) -> None:
+    """`sections` slice the whole chunk text in order, name the document's own heading
+    paths, and the one holding the chunk's own text start is `headings`."""
+    sections = chunk.sections
+    assert sections and sections[0]["char_start"] == 0
+    assert sections[-1]["char_end"] == len(chunk.text)
+    for before, after in pairwise(sections):
+        assert before["char_end"] == after["char_start"]
+        assert before["headings"] != after["headings"]
+    for section in sections:
+        assert section["char_start"] < section["char_end"]
+        assert tuple(section["headings"]) in paths, section
+    own = [s for s in sections if s["char_start"] <= chunk.new_text_offset < s["char_end"]]
+    assert own and own[0]["headings"] == chunk.headings
+
+
+_SENTENCE_END = re.compile(r"[.!?…:;。！？][\"'”’»)\]*_]*\s*$")
+_ITEM = re.compile(r" *(?:[*+-]|\d{1,9}[.)])(?:[ \t]|$)")
+
+
+def overlap_start(source: str, previous: Chunk, chunk: Chunk) -> tuple[int, str]:
+    """Where in the source the overlap of `chunk` starts (the earliest start whose text to
+    the end of the previous chunk is in `chunk`'s lead), and what the lead repeats in front
+    of it (fence or admonition openers, a table's header and delimiter rows)."""
+    lead = chunk.text[: chunk.new_text_offset]
+    end = previous.char_end
+    matches = []
+    for start in range(max(previous.char_start, end - 3000), end):
+        body = source[start:end]
+        found = lead.find(body) if body.strip() and body[0] != "\n" else -1
+        while found > 0 and lead[found - 1] != "\n":  # the structure in front is whole lines
+            found = lead.find(body, found + 1)
+        if found >= 0:
+            matches.append((start, lead[:found]))
+    assert matches, f"overlap not found in the previous chunk: {lead[:200]!r}"
+    for start, structure in matches:  # structure lines can look like source (```` vs ```)
+        if start == 0 or source[start - 1].isspace() or source[start - 1] in "。！？":
+            return start, structure
+    return matches[0]
+
+
+def check_overlap_starts(source: str, chunks: list[Chunk], settings: ChunkSettings) -> int:
+    """Every overlap starts at a row (behind its table's header), a whole code line, or a
+    word; returns how many start mid-sentence although a sentence start lay in the window."""
+    blocks = scan_blocks(source)
+    mid_sentence = 0
+    for previous, chunk in pairwise(chunks):
+        if not chunk.overlap_tokens:
+            continue
+        start, structure = overlap_start(source, previous, chunk)
+        block = next(b for b in blocks if b.start <= start < b.end)
+        line_start = start == 0 or source[start - 1] == "\n"
+        if block.kind == "table":
+            assert line_start, "overlap starts inside a table row"
+            first_row = source.find("\n", source.find("\n", block.start) + 1) + 1
+            assert start == block.start or (start >= first_row and structure), "rows lack header"
+        elif block.kind == "code" or structure.lstrip().startswith(("```", "~~~")):
+            assert line_start, "overlap starts inside a code line"
+        else:
+            word_start = source[start - 1].isspace() or source[start - 1] in "。！？"
+            assert start == block.start or word_start, "starts inside a word"
+            full_budget = (  # else the maximum made the overlap shrink: another window
+                chunk.token_count - chunk.overlap_tokens + settings.overlap_tokens + 8
+                <= settings.max_tokens
+            )
+            if full_budget and not _sentence_start(blocks, source, start):
+                window = source[previous.char_start : previous.char_end]
+                tail = window[-settings.overlap_tokens * 8 :]
+                offset = previous.char_end - len(tail)
+                closer = previous.text[previous.new_text_offset + len(previous.new_text) :]
+                for pos in range(len(tail)):
+                    if not _sentence_start(blocks, source, offset + pos):
+                        continue
+                    same_block = block.start <= offset + pos < block.end
+                    tokens = count_tokens((structure if same_block else "") + tail[pos:] + closer)
+                    if settings.overlap_tokens * 6 // 7 <= tokens <= settings.overlap_tokens:
+                        mid_sentence += 1
+                        break
+    return mid_sentence
+
+
+def _in_fence(source: str, block: Block, pos: int) -> bool:
+    """Inside a fenced code block nested in a list, quote or admonition (code, not prose)."""
+    if block.kind in ("code", "table", "text", "heading"):
+        return False
+    for fence in containers(source, line_starts(source, block.start, block.end), block.end):
+        is_fence = fence.opener.lstrip()[:3] in ("```", "~~~")
+        if is_fence and fence.open_start < pos and (fence.close_start or len(source)) >= pos:
+            return True
+    return False
+
+
+def _sentence_start(blocks: list[Block], source: str, pos: int) -> bool:
+    """A block start, a list item start, or after . ! ? … : ; (and closing marks) and a space."""
+    block = next((b for b in blocks if b.start <= pos < b.end), None)
+    if block is not None and pos == block.start:
+        return True
+    if block is None or _in_fence(source, block, pos):
+        return False
+    if block.kind == "list" and source[pos - 1] == "\n" and _ITEM.match(source, pos):
+        return True
+    if source[pos].isspace():
+        return False
+    if source[pos - 1] in "。！？":
+        return True
+    if not source[pos - 1].isspace():
+        return False
+    return bool(_SENTENCE_END.search(source[max(block.start, pos - 8) : pos]))
+
+
+def ends_with_heading(source: str, chunk: Chunk, blocks: list[Block], limit: int) -> bool:
+    """Whether the chunk's own text ends with headings of the document (of at most `limit`
+    tokens together: headings longer than a quarter chunk may stay where they are)."""
+    inside = [b for b in blocks if b.start < chunk.char_end and b.end > chunk.char_start]
+    trailing = 0
+    while trailing < len(inside) and inside[-1 - trailing].kind == "heading":
+        trailing += 1
+    if not trailing:
+        return False
+    return count_tokens(source[inside[-trailing].start : inside[-1].end]) <= limit
+
+
 def squash(text: str) -> str:
     return re.sub(r"\s+", "", text)
 
 
 def check_chunks(text: str, chunks: list[Chunk], settings: ChunkSettings | None = None) -> None:
-    """No chunk over the maximum, nothing lost, exact offsets, balanced fences."""
+    """No chunk over the maximum, nothing lost, exact offsets, balanced fences, true sections."""
     settings = settings or ChunkSettings()
     source = normalise(text)
     _, body_start = front_matter(source)
     position = body_start
+    paths = heading_paths(source, body_start)
+    blocks = scan_blocks(source, body_start)
     for number, chunk in enumerate(chunks):
         assert chunk.index == number
         assert chunk.token_count == count_tokens(chunk.text)
@@ -46,7 +186,12 @@ def check_chunks(text: str, chunks: list[Chunk], settings: ChunkSettings | None 
         assert not source[position : chunk.char_start].strip(), "text lost between chunks"
         assert chunk.new_text.strip(), "a chunk without text of its own"
         assert fences_balanced(chunk.text), chunk.text
+        check_sections(chunk, paths)
+        if number < len(chunks) - 1:
+            orphan = ends_with_heading(source, chunk, blocks, settings.max_tokens // 4)
+            assert not orphan, "a heading whose text is in the next chunk"
         position = chunk.char_end
     assert not source[position:].strip(), "text lost at the end"
     joined = "".join(chunk.new_text for chunk in chunks)
     assert squash(joined) == squash(source[body_start:])
+    assert check_overlap_starts(source, chunks, settings) == 0, "overlap starts mid-sentence"

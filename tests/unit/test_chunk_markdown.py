@@ -191,8 +191,9 @@ def test_heading_level_jump_and_empty_sections() -> None:
     paths = [c.headings for c in chunks]
     assert ["A", "C"] in paths
     assert ["B", "D"] in paths or ["B", "Empty two"] in paths
-    chunks = chunks_of(text)  # with the minimum, tiny sections merge with a neighbour
-    assert len(chunks) == 1 and chunks[0].headings == ["A", "C"]
+    chunks = chunks_of(text)  # with the minimum: no merge across an H1 for text, but the
+    assert [c.headings for c in chunks] == [["A", "C"], ["B", "D"]]  # empty ones go forward
+    assert chunks[1].new_text.startswith("# Empty\n\n# B")
 
 
 def test_crlf_bom_tabs_and_nbsp_inside_code_are_kept_exactly() -> None:
@@ -251,7 +252,7 @@ def test_overlap_does_not_cross_h1_by_default_and_does_with_the_setting() -> Non
     text = "# One\n\n" + prose(300) + "\n\n# Two\n\n" + prose(300, seed=3)
     chunks = chunks_of(text)
     assert [c.overlap_tokens for c in chunks] == [0, 0]
-    across = ChunkSettings(overlap_across_h1=True)
+    across = ChunkSettings(overlap_scope="document")
     chunks = chunks_of(text, across)
     assert chunks[0].overlap_tokens == 0 and 60 <= chunks[1].overlap_tokens <= 70
     overlap = chunks[1].text[: chunks[1].new_text_offset].rstrip()
@@ -274,6 +275,33 @@ def test_sections_split_at_h2_when_over_the_maximum() -> None:
     starts = [c.new_text.split("\n", 1)[0] for c in chunks]
     assert all(start.startswith(("# Knie", "## Deel")) for start in starts)
     assert chunks[0].headings == ["Knie"]
+
+
+def test_a_chunk_spanning_three_sections_names_all_three() -> None:
+    text = (
+        "# Knieoperatie\n\n## Voorbereiding\n\nNeem uw identiteitskaart mee.\n\n"
+        "## Herstel\n\nRust een week.\n\n## Nazorg\n\nBel bij koorts de afdeling."
+    )
+    (chunk,) = chunks_of(text)
+    assert chunk.headings == ["Knieoperatie", "Voorbereiding"]
+    assert [s["headings"] for s in chunk.sections] == [
+        ["Knieoperatie", "Voorbereiding"],
+        ["Knieoperatie", "Herstel"],
+        ["Knieoperatie", "Nazorg"],
+    ]
+    parts = [chunk.text[s["char_start"] : s["char_end"]] for s in chunk.sections]
+    assert parts[0].startswith("# Knieoperatie") and "identiteitskaart" in parts[0]
+    assert parts[1].startswith("## Herstel") and "Rust een week." in parts[1]
+    assert parts[2] == "## Nazorg\n\nBel bij koorts de afdeling."
+
+
+def test_overlap_from_the_section_before_is_named_in_sections() -> None:
+    text = "# Long\n\n## One\n\n" + prose(330) + "\n\n## Two\n\n" + prose(300, seed=2)
+    chunks = chunks_of(text, ChunkSettings(overlap_scope="h1"))
+    second = chunks[1]
+    assert second.headings == ["Long", "Two"] and second.overlap_tokens > 0
+    assert [s["headings"] for s in second.sections] == [["Long", "One"], ["Long", "Two"]]
+    assert second.sections[0]["char_end"] == second.new_text_offset
 
 
 def test_small_section_stays_whole() -> None:

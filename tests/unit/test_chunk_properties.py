@@ -102,9 +102,9 @@ def test_generated_markdown_with_small_chunks_keeps_the_invariants(text: str) ->
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(markdown_documents(), st.booleans())
-def test_same_input_same_output(text: str, across: bool) -> None:
-    chunk_settings = ChunkSettings(overlap_across_h1=across)
+@given(markdown_documents(), st.sampled_from(["section", "h1", "document"]))
+def test_same_input_same_output(text: str, scope: str) -> None:
+    chunk_settings = ChunkSettings(overlap_scope=scope)
     assert chunk_markdown(text, chunk_settings) == chunk_markdown(text, chunk_settings)
 
 

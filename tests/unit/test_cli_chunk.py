@@ -27,6 +27,7 @@ def test_json_lines_carry_the_chunk_fields() -> None:
         assert record["headings"] == chunk.headings and record["kinds"] == chunk.kinds
         assert (record["char_start"], record["char_end"]) == (chunk.char_start, chunk.char_end)
         assert record["overlap_tokens"] == chunk.overlap_tokens
+        assert record["sections"] == chunk.sections and record["sections"]
         assert record["pages"] is None
         assert record["metadata"]["title"] == "Shingles"
 

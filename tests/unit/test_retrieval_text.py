@@ -34,9 +34,10 @@ def test_anchor_slugs_and_the_section_the_own_text_lies_in() -> None:
     payload = {
         "title": "Knie",
         "headings": ["Knie", "Opname"],
-        "char_start": 120,
-        "char_end": 400,
-        "sections": [
+        "char_start": 1120,  # in the document; the own text is text[120:400]
+        "char_end": 1400,
+        "new_text_offset": 120,
+        "sections": [  # ranges in the chunk's text
             {"headings": ["Knie", "Opname"], "char_start": 0, "char_end": 150},
             {"headings": ["Knie", "Medicijnen"], "char_start": 150, "char_end": 600},
         ],

@@ -1,4 +1,4 @@
-"""Markdown chunking (DESIGN.md "Chunking", seed 001): H1, then H2, then blocks.
+"""Assembling the final chunks: drafts from the packer, overlap, measured counts, metadata.
 
 `chunk_markdown(text)` is a pure function. Offsets (`char_start`, `char_end`) refer to the
 *normalised* text: BOM stripped, CRLF and CR turned into LF (`normalise`), which is what
@@ -7,77 +7,27 @@
 `new_text_offset`; around it `text` may carry the overlap taken from the previous chunk and
 the structure repeated from a split block (a reopened code fence, a table's header rows).
 
-Rules, in order of precedence: the maximum (overlap included) is never exceeded; a block that
-fits in the maximum is never split; overlap is 60-70 tokens where the block after it leaves
-room (a block close to the maximum gets less, or none).
+Rules, in order of precedence: the maximum (overlap included) is never exceeded; no chunk ends
+with a heading whose text is in the next one; a block that fits in the maximum is never split
+(unless only so can its heading go with it); overlap is 60-70 tokens where the block after it
+leaves room (a block close to the maximum gets less, or none), starting cleanly (`overlap`).
 """
 
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import replace
 from typing import Any
 
-from shared.pipeline.markdown_blocks import Block, front_matter, normalise, scan_blocks
-from shared.pipeline.overlap import overlap_text
-from shared.pipeline.packing import Draft, Packer
-from shared.pipeline.token_sums import JoinedCounts, joined_tokens, tail_tokens
-from shared.settings import Settings
+from shared.pipeline.chunk import sections
+from shared.pipeline.chunk.markdown_blocks import Block, front_matter, normalise, scan_blocks
+from shared.pipeline.chunk.model import Chunk, ChunkSettings
+from shared.pipeline.chunk.overlap import NONE, take_overlap
+from shared.pipeline.chunk.packing import Draft, Packer
+from shared.pipeline.chunk.token_sums import JoinedCounts, joined_tokens
 from shared.tokens import encoding
 
 __all__ = ["Chunk", "ChunkSettings", "chunk_markdown", "front_matter", "normalise"]
-
-
-@dataclass(frozen=True)
-class ChunkSettings:
-    """Chunk sizes in cl100k_base tokens (seed 001 defaults)."""
-
-    target_tokens: int = 350
-    max_tokens: int = 450
-    overlap_tokens: int = 70
-    min_tokens: int = 50
-    overlap_across_h1: bool = False
-
-    @classmethod
-    def from_settings(cls, settings: Settings) -> ChunkSettings:
-        return cls(
-            target_tokens=settings.chunk_target_tokens,
-            max_tokens=settings.chunk_max_tokens,
-            overlap_tokens=settings.chunk_overlap_tokens,
-            min_tokens=settings.chunk_min_tokens,
-            overlap_across_h1=settings.chunk_overlap_across_h1,
-        )
-
-
-@dataclass(frozen=True)
-class Chunk:
-    """One chunk: `text` is what gets embedded and stored (overlap included)."""
-
-    index: int
-    text: str
-    token_count: int
-    headings: list[str]
-    heading: str | None
-    heading_level: int | None
-    kinds: list[str]
-    code_languages: list[str]
-    admonition_types: list[str]
-    char_start: int
-    char_end: int
-    overlap_tokens: int
-    new_text_offset: int
-    metadata: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def new_text(self) -> str:
-        """The part of `text` that is this chunk's own (no overlap, no repeated structure)."""
-        return self.text[
-            self.new_text_offset : self.new_text_offset + self.char_end - self.char_start
-        ]
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready (lists and plain values only)."""
-        return asdict(self)
 
 
 def chunk_markdown(text: str, settings: ChunkSettings | None = None) -> list[Chunk]:
@@ -100,29 +50,54 @@ def _assemble(
     joined = JoinedCounts(source, [(b.start, b.end) for b in blocks], packer.tokens)
     chunks: list[Chunk] = []
     previous: Draft | None = None
-    previous_text = ""
+    previous_offset = 0  # where the previous chunk's own text starts in its text
+    previous_spans: list[sections.Span] = []
     pending = deque(packer.drafts())
     while pending:
         draft = pending.popleft()
         core = draft.prefix + source[draft.start : draft.end] + draft.suffix
-        budget = settings.overlap_tokens if _gets_overlap(previous, draft, settings) else 0
-        previous_tokens = tail_tokens(previous_text, settings.overlap_tokens) if budget else []
+        budget = settings.overlap_tokens if _gets_overlap(previous, draft, settings, packer) else 0
         while True:
-            overlap, overlap_count = overlap_text(previous_text, previous_tokens, budget)
-            separator = _separator(source, previous, draft) if overlap else ""
-            lead = overlap + separator
-            lead_count = overlap_count + joined_tokens(overlap, separator) if overlap else 0
-            count = _count(lead, lead_count, core, draft, blocks, joined)
-            if count <= settings.max_tokens or not overlap:
+            overlap = NONE
+            if previous is not None and budget > 0:
+                overlap = take_overlap(source, blocks, previous, draft, budget)
+            if overlap.inside:
+                assert previous is not None
+                gap = source[previous.end : draft.start]
+                lead = ""
+                text = draft.prefix + overlap.text + gap + core[len(draft.prefix) :]
+                offset = len(draft.prefix) + len(overlap.text) + len(gap)
+                count = len(encoding().encode_ordinary(text))
+            else:
+                separator = _separator(source, previous, draft) if overlap.text else ""
+                lead = overlap.text + separator
+                text = lead + core
+                offset = len(lead) + len(draft.prefix)
+                lead_count = overlap.tokens + joined_tokens(overlap.text, separator) if lead else 0
+                count = _count(lead, lead_count, core, draft, blocks, joined)
+            if count <= settings.max_tokens or not overlap.text:
                 break
-            budget = overlap_count - (count - settings.max_tokens) - 1
+            budget = overlap.tokens - (count - settings.max_tokens) - 1
         if count > settings.max_tokens:  # an estimate was off: cut this draft smaller
             pending.extendleft(reversed(packer.smaller(draft)))
             continue
-        offset = len(lead) + len(draft.prefix)
-        chunk = _chunk(len(chunks), lead + core, count, draft, blocks, metadata)
-        chunks.append(replace(chunk, overlap_tokens=overlap_count, new_text_offset=offset))
-        previous, previous_text = draft, lead + core
+        spans = sections.own_spans(
+            blocks, packer.paths, draft, len(lead), offset - draft.start, len(text)
+        )
+        if lead and previous is not None:
+            begin = previous_offset + overlap.start - previous.start
+            before = sections.overlap_spans(previous_spans, begin, overlap.structure, len(lead))
+            spans = sections.join(before, spans)
+        chunk = _chunk(len(chunks), text, count, draft, blocks, metadata)
+        chunks.append(
+            replace(
+                chunk,
+                overlap_tokens=overlap.tokens,
+                new_text_offset=offset,
+                sections=sections.as_dicts(spans),
+            )
+        )
+        previous, previous_offset, previous_spans = draft, offset, spans
     return chunks
 
 
@@ -143,10 +118,19 @@ def _count(
     return len(encoding().encode_ordinary(lead + core))
 
 
-def _gets_overlap(previous: Draft | None, draft: Draft, settings: ChunkSettings) -> bool:
+def _gets_overlap(
+    previous: Draft | None, draft: Draft, settings: ChunkSettings, packer: Packer
+) -> bool:
+    """Whether the draft may begin with the previous chunk's end (`overlap_scope`)."""
     if previous is None or settings.overlap_tokens <= 0:
         return False
-    return settings.overlap_across_h1 or previous.last_section == draft.first_section
+    if settings.overlap_scope == "document":
+        return True
+    if settings.overlap_scope == "h1":
+        return previous.last_section == draft.first_section
+    first = packer.blocks[draft.first]
+    starts_section = first.kind == "heading" and draft.start == first.start
+    return not starts_section and packer.paths[previous.last] == packer.paths[draft.first]
 
 
 def _separator(source: str, previous: Draft | None, draft: Draft) -> str:

@@ -8,14 +8,11 @@ the caps below leave room for the overlap and a small margin for those estimates
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
 
-from shared.pipeline.markdown_blocks import Block
-from shared.pipeline.split import fence_closer, split_block
+from shared.pipeline.chunk.markdown_blocks import Block
+from shared.pipeline.chunk.model import ChunkSettings
+from shared.pipeline.chunk.split import fence_closer, split_block
 from shared.tokens import encoding
-
-if TYPE_CHECKING:
-    from shared.pipeline.chunk import ChunkSettings
 
 HeadingPath = tuple[tuple[int, str], ...]
 _MARGIN = 4  # tokens kept free for joins that do not tokenise exactly as estimated
@@ -62,7 +59,7 @@ class Packer:
                 no_overlap = first_of_doc or not self.settings.overlap_across_h1
                 drafts.extend(self._section(start, index, self.hard if no_overlap else self.cap))
                 start = index
-        return self._merge_small(drafts)
+        return self._no_orphan_headings(self._merge_small(drafts))
 
     def _estimate(self, first: int, stop: int) -> int:
         return sum(self.tokens[first:stop]) + (stop - first - 1)
@@ -203,7 +200,10 @@ class Packer:
         return drafts
 
     def _partner(self, drafts: list[Draft], index: int) -> int | None:
-        for same_section in (True, False):
+        """Forward first (a small piece often introduces what follows), then backward; a
+        piece with text stays within its H1 section, a heading-only one may join the next."""
+        across = (False,) if drafts[index].has_content else (False, True)
+        for same_section in (not a for a in across):
             for limit in (self.cap, self.hard):
                 for other in (index + 1, index - 1):
                     if 0 <= other < len(drafts):
@@ -223,6 +223,81 @@ class Packer:
             and left.start == self.blocks[left.first].start
         )
         return left.tokens + right.tokens + 1 <= (self.hard if starts_section else limit)
+
+
+    def _no_orphan_headings(self, drafts: list[Draft]) -> list[Draft]:
+        """A draft never ends with headings whose text is in the next draft: they move to it
+        (a heading-only draft disappears into the next), which is cut smaller if needed."""
+        result: list[Draft] = []
+        for index, draft in enumerate(drafts):
+            following = drafts[index + 1] if index + 1 < len(drafts) else None
+            first_heading = self._trailing_headings(draft)
+            if following is None or first_heading is None or not self._starts_block(following):
+                result.append(draft)
+                continue
+            if following.first != draft.last + 1:
+                result.append(draft)
+                continue
+            moved = self._with_headings(first_heading, following)
+            if moved is None:
+                result.append(draft)
+                continue
+            if first_heading > draft.first:
+                kept = self._draft(draft.first, first_heading)
+                result.append(replace(kept, start=draft.start, prefix=draft.prefix))
+            drafts[index + 1 : index + 2] = moved
+        return result
+
+    def _trailing_headings(self, draft: Draft) -> int | None:
+        """Index of the first of the headings a draft ends with (None: it ends with text)."""
+        if draft.suffix or draft.end != self.blocks[draft.last].end:
+            return None
+        index = draft.last
+        while index >= draft.first and self.blocks[index].kind == "heading":
+            index -= 1
+        if index == draft.last or (index < draft.first and not self._starts_block(draft)):
+            return None
+        return index + 1
+
+    def _starts_block(self, draft: Draft) -> bool:
+        return not draft.prefix and draft.start == self.blocks[draft.first].start
+
+    def _with_headings(self, heading: int, draft: Draft) -> list[Draft] | None:
+        """`draft` with the headings from block `heading` on in front, as one draft or, when
+        that is over the maximum, cut at its blocks or (one block) at the block's seams."""
+        lead = self._estimate(heading, draft.first) + 1
+        whole = replace(
+            self._draft(heading, draft.last + 1),
+            end=draft.end,
+            suffix=draft.suffix,
+            tokens=lead + draft.tokens,
+        )
+        if whole.tokens <= self.hard:
+            return [whole]
+        if 2 * lead > self.cap:
+            return None  # headings longer than half a chunk: leave them where they are
+        if draft.end != self.blocks[draft.last].end:  # the first piece of a split block
+            first, *rest = self.smaller(draft)
+            joined = replace(whole, end=first.end, suffix=first.suffix, tokens=lead + first.tokens)
+            return [joined, *rest] if joined.tokens <= self.hard else None
+        if draft.first < draft.last:
+            middle = (draft.first + draft.last) // 2
+            return [self._draft(heading, middle + 1), self._draft(middle + 1, draft.last + 1)]
+        block = self.blocks[draft.first]
+        pieces = split_block(self.source, block, self.target, self.cap - lead)
+        drafts = [
+            replace(draft, start=p.start, end=p.end, tokens=p.tokens, prefix=p.prefix)
+            for p in pieces
+        ]
+        drafts = [replace(d, suffix=p.suffix) for d, p in zip(drafts, pieces, strict=True)]
+        first = drafts[0]
+        drafts[0] = replace(
+            self._draft(heading, draft.first + 1),
+            end=first.end,
+            tokens=first.tokens + lead,
+            suffix=first.suffix,
+        )
+        return drafts
 
 
 def _join(left: Draft, right: Draft) -> Draft:

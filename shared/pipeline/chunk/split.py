@@ -15,7 +15,7 @@ from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from itertools import pairwise
 
-from shared.pipeline.markdown_blocks import FENCE_LINE, Block, scan_blocks
+from shared.pipeline.chunk.markdown_blocks import FENCE_LINE, Block, scan_blocks
 from shared.tokens import encoding
 
 Cut = tuple[int, int]  # (end of the piece before, start of the piece after)
@@ -39,7 +39,7 @@ class Piece:
 
 
 @dataclass(frozen=True, slots=True)
-class _Container:
+class Container:
     """A code fence or an admonition inside a block, with its opening and closing lines."""
 
     open_start: int
@@ -72,7 +72,7 @@ def split_block(source: str, block: Block, target: int, cap: int) -> list[Piece]
     tokens = _TokenMap(source, block.start, block.end)
     lines = line_starts(source, block.start, block.end)
     prefix_all = ""
-    nested: list[_Container] = []
+    nested: list[Container] = []
     if block.kind == "table" and len(lines) > 3:
         prefix_all = source[lines[0] : lines[2]]
         seams = [_line_cuts(lines[3:])]
@@ -113,7 +113,7 @@ def fence_closer(source: str, block: Block) -> str:
     return unclosed(containers(source, lines, block.end))
 
 
-def unclosed(containers: list[_Container]) -> str:
+def unclosed(containers: list[Container]) -> str:
     return "".join("\n" + c.closer for c in reversed(containers) if c.close_start is None)
 
 
@@ -156,9 +156,9 @@ def _word_cuts(source: str, start: int, end: int) -> list[Cut]:
     return [(m.start(), m.end()) for m in _WHITESPACE.finditer(source, start, end)]
 
 
-def containers(source: str, lines: list[int], end: int) -> list[_Container]:
+def containers(source: str, lines: list[int], end: int) -> list[Container]:
     """Code fences and admonitions opened and closed inside a block (line by line)."""
-    found: list[_Container] = []
+    found: list[Container] = []
     stack: list[tuple[int, int, str, str, str]] = []  # start, end, opener, closer, marker
     for start in lines:
         line_end = source.find("\n", start, end)
@@ -169,7 +169,7 @@ def containers(source: str, lines: list[int], end: int) -> list[_Container]:
             marker = stack[-1][4]
             if fence and _closes(fence, marker):
                 opened = stack.pop()
-                found.append(_Container(opened[0], opened[1], start, opened[2], opened[3]))
+                found.append(Container(opened[0], opened[1], start, opened[2], opened[3]))
             continue
         if fence and not (fence["marker"][0] == "`" and "`" in fence["info"]):
             closer = fence["indent"] + fence["marker"]
@@ -179,9 +179,9 @@ def containers(source: str, lines: list[int], end: int) -> list[_Container]:
             stack.append((start, line_end, line, colons, colons))
         elif (close := _ADMONITION_CLOSE.match(line)) and _closes_admonition(close, stack):
             opened = stack.pop()
-            found.append(_Container(opened[0], opened[1], start, opened[2], opened[3]))
+            found.append(Container(opened[0], opened[1], start, opened[2], opened[3]))
     for open_start, open_end, opener, closer, _ in stack:
-        found.append(_Container(open_start, open_end, None, opener, closer))
+        found.append(Container(open_start, open_end, None, opener, closer))
     return sorted(found, key=lambda c: c.open_start)
 
 
@@ -194,7 +194,7 @@ def _closes_admonition(close: re.Match[str], stack: list[tuple[int, int, str, st
     return bool(stack) and len(close.group(1)) >= len(stack[-1][4])
 
 
-def _allowed(source: str, cuts: list[Cut], containers: list[_Container]) -> list[Cut]:
+def _allowed(source: str, cuts: list[Cut], containers: list[Container]) -> list[Cut]:
     """No cut inside an opening or closing line, nor one that leaves a piece empty."""
     if not containers:
         return cuts
@@ -222,7 +222,7 @@ def _tidy_cut(source: str, cut: Cut) -> tuple[int, int]:
     return end, start
 
 
-def _open_at(containers: list[_Container], pos: int) -> list[_Container]:
+def _open_at(containers: list[Container], pos: int) -> list[Container]:
     return [
         c
         for c in containers
@@ -230,15 +230,15 @@ def _open_at(containers: list[_Container], pos: int) -> list[_Container]:
     ]
 
 
-def _openers(containers: list[_Container], pos: int) -> str:
+def _openers(containers: list[Container], pos: int) -> str:
     return "".join(c.opener + "\n" for c in _open_at(containers, pos))
 
 
-def _closers(containers: list[_Container], pos: int) -> str:
+def _closers(containers: list[Container], pos: int) -> str:
     return "".join("\n" + c.closer for c in reversed(_open_at(containers, pos)))
 
 
-def _overhead(prefix: str, containers: list[_Container]) -> int:
+def _overhead(prefix: str, containers: list[Container]) -> int:
     """Tokens the repeated structure may add to one piece (all containers, to be safe)."""
     text = prefix + "".join(c.opener + "\n" + "\n" + c.closer for c in containers)
     return len(encoding().encode_ordinary(text)) + 2 if text else 0

@@ -18,8 +18,8 @@ from typing import Any
 import mistune
 from mistune.block_parser import BlockParser
 from mistune.core import BlockState
-from mistune.plugins.table import table as table_plugin
 
+from shared.pipeline.chunk import gfm_table
 from shared.pipeline.front_matter import front_matter as front_matter  # its home since the move
 
 _ADMONITION_OPEN = (
@@ -184,9 +184,8 @@ def _make_markdown() -> mistune.Markdown:
     nested = ["fenced_code", "indent_code", "block_quote", "list", "blank_line"]
     parser.list_rules = list(nested)
     parser.block_quote_rules = list(nested)
-    markdown = mistune.Markdown(block=parser)
-    table_plugin(markdown)
-    return markdown
+    gfm_table.register(parser)
+    return mistune.Markdown(block=parser)
 
 
 _MARKDOWN = _make_markdown()

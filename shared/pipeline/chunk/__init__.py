@@ -1,0 +1,14 @@
+"""The chunker (DESIGN.md "Chunking"): `chunk_markdown(text, settings)` is the front door.
+
+Inside: `markdown_blocks` finds the top-level blocks with exact offsets (`gfm_table`: tables
+as GitHub renders them), `packing` groups them into drafts (H1, then H2 and deeper, then
+blocks; no heading left at a draft's end), `split` cuts a block over the budget at its own
+seams, `overlap` takes a clean tail of the previous chunk, `sections` names every section a
+chunk covers, `token_sums` counts joined texts without encoding them again, and `assemble`
+puts the final chunks together. `model` holds the settings and the chunk type they share.
+"""
+
+from shared.pipeline.chunk.assemble import chunk_markdown, front_matter, normalise
+from shared.pipeline.chunk.model import Chunk, ChunkSettings
+
+__all__ = ["Chunk", "ChunkSettings", "chunk_markdown", "front_matter", "normalise"]
