@@ -3,8 +3,8 @@ reach `indexed` in the table (live), search and filter, open one and read its ch
 history, see a failure in plain words, re-ingest, delete after a confirmation.
 
 Real API on 127.0.0.1 (uvicorn in a thread), a real Celery worker subprocess, Postgres, Redis,
-local Qdrant and the OpenAI stand-in (the `pipeline` fixture); Debian's Chromium. The test
-takes the screenshots in `docs/` that the README shows.
+local Qdrant and the OpenAI stand-in (the `pipeline` fixture); Debian's Chromium. The page in
+English here; `test_web_dutch.py` drives the Dutch one and takes the README's screenshots.
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ from tests.e2e.web_support import (
     ServedApp,
     choose_files,
     queue_item,
-    screenshot,
     sign_in,
     table_row,
 )
@@ -99,7 +98,6 @@ def test_upload_watch_inspect_delete(page: Page, site: str, pipeline: PipelineEn
         page.get_by_role("button", name="Upload 2 files").click()
         for name in ("heupoperatie.md", "beveiligd.pdf"):
             expect(queue_item(page, name)).to_contain_text("Received as version 1.")
-        screenshot(page, "upload")
 
         page.get_by_role("navigation", name="Main").get_by_role("link", name="Documents").click()
         expect(table_row(page, PDF_TITLE)).to_be_visible()
@@ -112,7 +110,6 @@ def test_upload_watch_inspect_delete(page: Page, site: str, pipeline: PipelineEn
         assert int(markdown_row.locator("td").nth(4).inner_text()) >= 1  # chunks
         assert int(markdown_row.locator("td").nth(5).inner_text().replace(",", "")) > 50
         expect(markdown_row.locator("td").nth(1)).to_have_text("upload")
-        screenshot(page, "documents")
 
         # Search by title, filter by status and source.
         page.get_by_label("Search by title", exact=True).fill("knieoperatie")
@@ -133,7 +130,6 @@ def test_upload_watch_inspect_delete(page: Page, site: str, pipeline: PipelineEn
         expect(error).to_contain_text("The latest version could not be indexed")
         expect(error).to_contain_text(re.compile("password", re.IGNORECASE))
         expect(error).not_to_contain_text("Traceback")
-        screenshot(page, "document-failed")
 
         # One document: facts, versions, history and its chunks.
         page.get_by_role("link", name="All documents").click()
@@ -156,7 +152,6 @@ def test_upload_watch_inspect_delete(page: Page, site: str, pipeline: PipelineEn
         expect(first.locator(".chunk-meta")).to_contain_text("page 1")
         expect(first.locator(".chunk-text")).not_to_be_empty()
         expect(page.locator("#versions-table tbody tr")).to_have_count(1)
-        screenshot(page, "document", height=1500)
 
         # Re-ingest: a second version that changes nothing (same bytes) and says so.
         page.get_by_role("button", name="Re-ingest").click()

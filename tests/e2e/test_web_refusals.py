@@ -16,7 +16,6 @@ from tests.e2e.web_support import (
     ServedApp,
     choose_files,
     queue_item,
-    screenshot,
     sign_in,
     submit_key,
 )
@@ -44,7 +43,6 @@ def test_a_wrong_key_is_refused(page: Page, site: str) -> None:
     expect(page.get_by_role("heading", name="Sign in", level=1)).to_be_visible()
     expect(page.get_by_role("navigation", name="Main")).to_be_hidden()
     assert page.evaluate("sessionStorage.length") == 0  # a refused key is not kept
-    screenshot(page, "signin")
 
 
 def test_a_key_refused_later_returns_to_sign_in(page: Page, site: str) -> None:
