@@ -16,7 +16,9 @@ from api import health, metrics, problems, routes_documents, routes_search, web,
 from api.auth import parse_keys
 from api.middleware import KeyBeforeBody, SecurityHeaders
 from api.replay import SignatureMemory
+from api.request_log import RequestLogMiddleware
 from api.schemas import CmsEvent
+from shared.log import configure_logging
 from shared.settings import Settings, get_settings
 
 #: Room for the multipart envelope and the form's text fields on top of the files' bytes.
@@ -38,6 +40,7 @@ def enqueue_delete(document_id: uuid.UUID) -> None:
 
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or get_settings()
+    configure_logging(settings)  # every process that serves the app: uvicorn's lines too
     app = FastAPI(
         title="Hospital content ingestion API",
         version="1.0.0",
@@ -54,7 +57,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.signature_memory = SignatureMemory(
         settings.redis_url, settings.webhook_tolerance_seconds
     )
-    registry, http_metrics = metrics.new_registry()
+    registry, http_metrics = metrics.new_registry(settings)
     app.state.metrics_registry = registry
 
     problems.install(app)
@@ -76,7 +79,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     web.install(app, settings.max_upload_bytes)  # the content team's page at `/`
     app.add_middleware(KeyBeforeBody)  # 401 before an anonymous upload's body is read
     app.add_middleware(metrics.HttpMetricsMiddleware, metrics=http_metrics)
-    app.add_middleware(SecurityHeaders)  # outermost: every response, refusals included
+    app.add_middleware(SecurityHeaders)  # every response, refusals included
+    app.add_middleware(RequestLogMiddleware)  # outermost: every answer gets its line and id
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
     return app
 

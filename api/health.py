@@ -1,24 +1,30 @@
-"""`/healthz` (the process answers) and `/readyz` (it can do its work: database, broker, and
-the Qdrant server when one is configured). Both are open: orchestrators probe them without keys.
+"""`/healthz` (the process answers) and `/readyz` (it can take uploads). Both are open:
+orchestrators probe them without keys (keep them, and `/metrics`, off the internet).
+
+Ready means what an upload needs: the database answers and its schema is at the migration
+head this code was built for (else every upload would get a 503). The broker and the Qdrant
+server are reported in the body and as `ingest_dependency_up` in `/metrics`, but do not make
+the API unready: an accepted upload waits in `received` until the reaper sends it, so taking
+the API out of service when Redis or Qdrant blips would refuse exactly what it promises to
+keep. (A missing OpenAI key is a configuration error at start: see `Settings`.)
 
 The API never opens the local Qdrant folder: local mode locks it to one process (the worker).
 """
 
 from __future__ import annotations
 
-import logging
-
 import httpx
 import redis
-import sqlalchemy as sa
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
 from api.schemas import Check, Readiness
 from shared.db import engine
+from shared.log import get_logger
+from shared.migrate import current_revision, head_revision
 from shared.settings import Settings
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 PROBE_TIMEOUT_SECONDS = 2.0
 
 router = APIRouter(tags=["health"])
@@ -30,11 +36,18 @@ def healthz() -> dict[str, str]:
 
 
 def check_database() -> Check:
+    """The database answers, and its schema is at the code's migration head."""
     try:
         with engine().connect() as connection:
-            connection.execute(sa.text("SELECT 1"))
+            current = current_revision(connection)
     except Exception as exc:
         return Check(ok=False, detail=f"database unreachable: {exc.__class__.__name__}")
+    head = head_revision()
+    if current != head:
+        found = f"at revision {current}" if current else "without a schema"
+        return Check(
+            ok=False, detail=f"database {found}; this code needs {head}: run `ingest db upgrade`"
+        )
     return Check(ok=True)
 
 
@@ -75,20 +88,29 @@ def check_qdrant(settings: Settings) -> Check | None:
     return Check(ok=True)
 
 
-@router.get(
-    "/readyz",
-    summary="Readiness: database, broker, Qdrant server",
-    response_model=Readiness,
-    responses={503: {"model": Readiness, "description": "A dependency is down."}},
-)
-def readyz(request: Request) -> JSONResponse:
-    settings: Settings = request.app.state.settings
-    checks = {"database": check_database(), "broker": check_broker(settings)}
+def dependency_checks(settings: Settings) -> dict[str, Check]:
+    """The broker, and the Qdrant server when one is configured: reported, not required."""
+    checks = {"broker": check_broker(settings)}
     qdrant = check_qdrant(settings)
     if qdrant is not None:
         checks["qdrant"] = qdrant
-    ready = all(check.ok for check in checks.values())
-    if not ready:
-        log.warning("not ready: %s", {k: v.detail for k, v in checks.items() if not v.ok})
+    return checks
+
+
+@router.get(
+    "/readyz",
+    summary="Readiness: the database answers at the schema's head (broker and Qdrant reported)",
+    response_model=Readiness,
+    responses={
+        503: {"model": Readiness, "description": "The database is down or not migrated."}
+    },
+)
+def readyz(request: Request) -> JSONResponse:
+    settings: Settings = request.app.state.settings
+    checks = {"database": check_database(), **dependency_checks(settings)}
+    ready = checks["database"].ok
+    down = {name: check.detail for name, check in checks.items() if not check.ok}
+    if down:
+        log.warning("ready" if ready else "not ready", down=down)
     body = Readiness(ready=ready, checks=checks)
     return JSONResponse(body.model_dump(mode="json"), status_code=200 if ready else 503)

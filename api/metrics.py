@@ -8,6 +8,8 @@ Each app gets its own registry, so several apps in one process (tests) never col
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import logging
 import time
 from collections.abc import Iterator
@@ -21,8 +23,11 @@ from prometheus_client.exposition import generate_latest
 from prometheus_client.registry import Collector
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from api.health import dependency_checks
+from api.problems import ApiProblem
 from shared import repository as repo
 from shared.db import transaction
+from shared.settings import Settings
 
 log = logging.getLogger(__name__)
 
@@ -147,9 +152,28 @@ def _stage_averages(rows: list[Any]) -> GaugeMetricFamily:
     return averages
 
 
-def new_registry() -> tuple[CollectorRegistry, HttpMetrics]:
+class DependencyCollector(Collector):
+    """`ingest_dependency_up{dependency}`: the broker and the Qdrant server, probed at scrape
+    time as `/readyz` probes them (they do not make the API unready; alert on this instead)."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+
+    def collect(self) -> Iterator[Metric]:
+        up = GaugeMetricFamily(
+            "ingest_dependency_up",
+            "Whether the API reaches a dependency it does not need to take uploads.",
+            labels=["dependency"],
+        )
+        for name, check in dependency_checks(self.settings).items():
+            up.add_metric([name], 1 if check.ok else 0)
+        yield up
+
+
+def new_registry(settings: Settings) -> tuple[CollectorRegistry, HttpMetrics]:
     registry = CollectorRegistry()
     registry.register(PipelineCollector())
+    registry.register(DependencyCollector(settings))
     return registry, HttpMetrics(registry)
 
 
@@ -160,5 +184,24 @@ def new_registry() -> tuple[CollectorRegistry, HttpMetrics]:
     responses={200: {"content": {CONTENT_TYPE_LATEST.split(";")[0]: {}}}},
 )
 def metrics(request: Request) -> Response:
+    """Open by default (a cluster-internal scrape); with `METRICS_KEY` set it asks for
+    `Authorization: Bearer <METRICS_KEY>` (not an editors' key: Prometheus gets its own)."""
+    settings: Settings = request.app.state.settings
+    if settings.metrics_key is not None and not _metrics_key_matches(
+        request.headers.get("authorization", ""), settings.metrics_key.get_secret_value()
+    ):
+        raise ApiProblem(
+            401,
+            "Send the METRICS_KEY as `Authorization: Bearer <key>` to read /metrics.",
+            headers={"WWW-Authenticate": 'Bearer realm="metrics"'},
+        )
     registry: CollectorRegistry = request.app.state.metrics_registry
     return Response(generate_latest(registry), media_type=CONTENT_TYPE_LATEST)
+
+
+def _metrics_key_matches(authorization: str, key: str) -> bool:
+    scheme, _, presented = authorization.partition(" ")
+    digest = hashlib.sha256
+    return scheme.lower() == "bearer" and hmac.compare_digest(
+        digest(presented.strip().encode()).digest(), digest(key.encode()).digest()
+    )

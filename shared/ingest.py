@@ -9,7 +9,6 @@ version stays `received` and the reaper sends it later, so an accepted document 
 from __future__ import annotations
 
 import hashlib
-import logging
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -17,9 +16,10 @@ from typing import Any
 
 from shared import repository as repo
 from shared.db import transaction
+from shared.log import get_logger
 from shared.states import Status
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 Enqueue = Callable[[uuid.UUID], Any]
 
@@ -28,15 +28,19 @@ def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def send_after_commit(enqueue: Enqueue, committed_id: uuid.UUID) -> bool:
-    """Send the task for a committed version (its chain) or document (its delete); False and
-    a log line if the broker refused: the reaper sends it later."""
+def send_after_commit(
+    enqueue: Enqueue, committed_id: uuid.UUID, kind: str = "version_id"
+) -> bool:
+    """Send the task for a committed version (its chain) or document (its delete, with
+    `kind="document_id"`); False and a log line naming it if the broker refused: the reaper
+    sends it later."""
     try:
         enqueue(committed_id)
     except Exception as exc:  # any broker error
         log.warning(
             "could not send the task; the reaper will send it later",
-            extra={"id": str(committed_id), "error": repr(exc)},
+            **{kind: str(committed_id)},
+            error=repr(exc),
         )
         return False
     return True
@@ -75,7 +79,7 @@ def remove(
     with transaction() as session:
         if not repo.mark_document_deleted(session, document_id, actor):
             return False
-    send_after_commit(enqueue_delete, document_id)
+    send_after_commit(enqueue_delete, document_id, "document_id")
     return True
 
 
@@ -148,5 +152,5 @@ def remove_delivery(
         repo.mark_document_deleted(session, document.id, actor)
         repo.complete_delivery(session, delivery_id, document.id, None)
         document_id = document.id
-    send_after_commit(enqueue_delete, document_id)
+    send_after_commit(enqueue_delete, document_id, "document_id")
     return Delivery(duplicate=False, removed_document_id=document_id)

@@ -17,6 +17,7 @@ from typing import Any, TextIO
 import structlog
 from structlog.typing import EventDict, Processor
 
+from shared.secrets import mask
 from shared.settings import Settings
 
 _HANDLER_MARK = "_ingest_handler"
@@ -68,7 +69,12 @@ def configure_logging(settings: Settings, stream: TextIO | None = None) -> None:
             structlog.processors.JSONRenderer(default=str),
         ]
     else:
-        final.append(structlog.dev.ConsoleRenderer(colors=stream.isatty()))
+        # No local variables in tracebacks: they hold URLs and keys.
+        plain = structlog.dev.RichTracebackFormatter(show_locals=False)
+        final.append(
+            structlog.dev.ConsoleRenderer(colors=stream.isatty(), exception_formatter=plain)
+        )
+    final.append(_masking(settings))  # on the rendered line: messages, fields and tracebacks
     handler = logging.StreamHandler(stream)
     handler.setFormatter(
         structlog.stdlib.ProcessorFormatter(foreign_pre_chain=shared, processors=final)
@@ -79,6 +85,15 @@ def configure_logging(settings: Settings, stream: TextIO | None = None) -> None:
         root.removeHandler(old)
     root.addHandler(handler)
     root.setLevel(settings.log_level.upper())
+
+
+def _masking(settings: Settings) -> Processor:
+    """A last processor that masks passwords and keys in the rendered line."""
+
+    def masked(_: object, __: str, line: str) -> str:  # type: ignore[override]
+        return mask(line, settings)
+
+    return masked  # type: ignore[return-value]
 
 
 def get_logger(name: str) -> structlog.stdlib.BoundLogger:

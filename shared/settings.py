@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from functools import lru_cache
 from typing import Annotated, Literal
+from urllib.parse import quote, urlsplit, urlunsplit
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 DEFAULT_HOME = ".ingest"
@@ -18,13 +19,26 @@ DEFAULT_HOME = ".ingest"
 class Settings(BaseSettings):
     """Service configuration. Field names map to upper-case environment variables."""
 
-    model_config = SettingsConfigDict(env_file=".env", extra="ignore", populate_by_name=True)
+    # Errors name the setting, never echo the values (a URL's password, a key).
+    model_config = SettingsConfigDict(
+        env_file=".env", extra="ignore", populate_by_name=True, hide_input_in_errors=True
+    )
 
     # --- storage -------------------------------------------------------------------------
     database_url: str = f"sqlite:///{DEFAULT_HOME}/ingest.db"
+    database_password: SecretStr | None = Field(
+        default=None,
+        description="The database password, as is (no URL-encoding): put into DATABASE_URL, so a "
+        "password with `@`, `%` or `/` needs no escaping there.",
+    )
     redis_url: str | None = Field(
         default=None,
         description="Celery broker and shared rate limiter. Unset: Celery runs in-process.",
+    )
+    redis_password: SecretStr | None = Field(
+        default=None,
+        description="The Redis password, as is: put into REDIS_URL (Kubernetes: KEDA reads the "
+        "same Secret key).",
     )
     qdrant_url: str | None = Field(default=None, description="Qdrant server; unset: local mode")
     qdrant_api_key: SecretStr | None = None
@@ -111,6 +125,11 @@ class Settings(BaseSettings):
     )
     cms_webhook_secret: SecretStr | None = None
     webhook_tolerance_seconds: int = 300
+    metrics_key: SecretStr | None = Field(
+        default=None,
+        description="When set, the API's /metrics asks for `Authorization: Bearer <key>`; "
+        "unset: open (keep the API's /metrics, /readyz and /docs inside the cluster).",
+    )
     api_host: str = "127.0.0.1"
     api_port: int = 8000
 
@@ -123,6 +142,12 @@ class Settings(BaseSettings):
         description="How long a task owns a version before another task may resume it.",
     )
     retry_backoff_max_seconds: int = 300
+    busy_retry_seconds: int = Field(
+        default=5,
+        ge=1,
+        description="Wait between two tries of a task whose version another live task holds; "
+        "it tries for one lease (LEASE_SECONDS), then leaves the version to that task.",
+    )
     reaper_interval_seconds: int = 60
     received_grace_seconds: int = 30
     stuck_after_seconds: int = 900
@@ -147,6 +172,27 @@ class Settings(BaseSettings):
             return [part.strip() for part in value.split(",") if part.strip()]
         return value
 
+    @model_validator(mode="after")
+    def _passwords_into_urls(self) -> Settings:
+        """DATABASE_PASSWORD and REDIS_PASSWORD go into their URLs, URL-encoded here."""
+        if self.database_password is not None:
+            self.database_url = _with_password(self.database_url, self.database_password)
+        if self.redis_password is not None and self.redis_url:
+            self.redis_url = _with_password(self.redis_url, self.redis_password)
+        return self
+
+    @model_validator(mode="after")
+    def _openai_needs_a_key(self) -> Settings:
+        """Asking for OpenAI without a key is a configuration error at start, not a failed
+        document later (a compatible server at OPENAI_BASE_URL may need no key)."""
+        key = self.openai_api_key.get_secret_value() if self.openai_api_key else ""
+        if self.embedding_provider == "openai" and not key and not self.openai_base_url:
+            raise ValueError(
+                "EMBEDDING_PROVIDER=openai needs OPENAI_API_KEY (or OPENAI_BASE_URL of a "
+                "compatible server); set it, or set EMBEDDING_PROVIDER=hashing."
+            )
+        return self
+
     @property
     def use_openai(self) -> bool:
         """True when embeddings go to OpenAI (or a compatible server) instead of hashing."""
@@ -158,6 +204,15 @@ class Settings(BaseSettings):
     def eager(self) -> bool:
         """No broker configured: the embedded default runs Celery tasks in-process."""
         return not self.redis_url
+
+
+def _with_password(url: str, password: SecretStr) -> str:
+    """`url` with its password replaced by `password`, URL-encoded (user and host kept)."""
+    parts = urlsplit(url)
+    user = parts.netloc.rpartition("@")[0].partition(":")[0] if "@" in parts.netloc else ""
+    host = parts.netloc.rpartition("@")[2]
+    secret = quote(password.get_secret_value(), safe="")
+    return urlunsplit(parts._replace(netloc=f"{user}:{secret}@{host}"))
 
 
 @lru_cache

@@ -79,5 +79,34 @@ def _import_the_embedding_sdk(**_: Any) -> None:
         importlib.import_module("shared.adapters.openai_embedder")
 
 
+def unsafe_setup(settings: Settings, queues: set[str], pool: object, concurrency: object) -> str:
+    """Why this worker would lose documents, in one line that says what to do; "" if safe.
+
+    Local Qdrant (`QDRANT_PATH`) locks its folder to one process: an `io` worker with several
+    prefork processes fails its versions with `qdrant_locked`."""
+    if settings.qdrant_url or settings.qdrant_path == ":memory:" or IO_QUEUE not in queues:
+        return ""
+    name = pool if isinstance(pool, str) else getattr(pool, "__module__", "")
+    processes = name in ("prefork", "processes") or name.endswith(".prefork")
+    several = not isinstance(concurrency, int) or concurrency > 1
+    if not (processes and several):
+        return ""
+    return (
+        f"refusing to start: local Qdrant (QDRANT_PATH={settings.qdrant_path}) is locked to one "
+        f"process, and this worker would consume the `{IO_QUEUE}` queue with {concurrency} "
+        "prefork processes; use `-P threads` (one process, e.g. `-P threads -c 4`), or a "
+        "Qdrant server (QDRANT_URL)."
+    )
+
+
+@worker_init.connect
+def _refuse_unsafe_setups(sender: Any = None, **_: Any) -> None:
+    queues = sender.app.amqp.queues
+    consumed = set(queues.consume_from or queues)
+    why = unsafe_setup(get_settings(), consumed, sender.pool_cls, sender.concurrency)
+    if why:
+        raise SystemExit(why)  # not an Exception: Celery's signal dispatch lets it through
+
+
 # Celery signal receivers: our log format and task ids; the worker's /metrics.
 from worker import logging_hooks, metrics_hooks  # noqa: E402, F401

@@ -1,94 +1,130 @@
 """Thin Celery tasks with fixed names; the logic is in `shared.pipeline`.
 
-A task maps a stage's outcome to Celery: BUSY retries after a short wait, STOPPED ends the
-chain, transient errors retry with exponential backoff (countdowns below the visibility
-timeout) and end in `failed` (retryable) when the attempts run out.
+A task maps a stage's outcome to Celery, with retry budgets of its own, taken from the settings
+(Celery's `max_retries` is off: `retry(max_retries=None)` would mean the task default, 3):
+
+- BUSY (another live task holds the version) tries again every `BUSY_RETRY_SECONDS` for one
+  lease (`LEASE_SECONDS`): by then the holder has finished, or died and its lease ran out and
+  this task takes over. If the holder is still alive after that, it carries the chain itself;
+  this message ends with a warning (and the reaper watches the version either way).
+- A transient error (or a bug nobody foresaw) is retried with exponential backoff (countdowns
+  below the visibility timeout); a stage runs at most `MAX_ATTEMPTS` times, then the version
+  ends `failed` (retryable) with a message an editor can read.
+The two budgets are counted apart: the BUSY waits travel in the message (`busy_waits`).
 """
 
 from __future__ import annotations
 
+import math
 import random
 import uuid
 from collections.abc import Callable
+from typing import Any
 
 from celery import Task
 
-from shared import repository as repo
-from shared.db import transaction
 from shared.errors import TransientError
+from shared.log import get_logger
 from shared.pipeline import stages
+from shared.pipeline.failures import fail_version
 from shared.pipeline.reaper import reap as reap_versions
-from shared.settings import get_settings
+from shared.settings import Settings, get_settings
 from worker.app import app
 
-BUSY_RETRY_SECONDS = 5
+log = get_logger("worker.tasks")
+# Celery gives up only when these budgets say so (see the module's docstring).
+TASK_OPTIONS: dict[str, Any] = {"bind": True, "max_retries": None}
 
 
-def _run(task: Task, stage: Callable[[uuid.UUID, str], stages.Outcome], version_id: str) -> str:
+def busy_budget(settings: Settings) -> int:
+    """How many BUSY waits add up to one lease: long enough for a dead holder's to run out."""
+    return math.ceil(settings.lease_seconds / settings.busy_retry_seconds) + 1
+
+
+def _retry_busy(task: Task, busy_waits: int, what: str) -> str:
+    settings = get_settings()
+    if busy_waits >= busy_budget(settings):
+        log.warning(
+            "still held by another live task after one lease; leaving it to that task",
+            target=what,
+            busy_waits=busy_waits,
+        )
+        task.request.chain = task.request.callbacks = None
+        return stages.Outcome.STOPPED
+    raise task.retry(
+        kwargs={**(task.request.kwargs or {}), "busy_waits": busy_waits + 1},
+        countdown=settings.busy_retry_seconds,
+    )
+
+
+def _run(
+    task: Task,
+    stage: Callable[[uuid.UUID, str], stages.Outcome],
+    version_id: str,
+    busy_waits: int,
+) -> str:
     settings = get_settings()
     try:
         outcome = stage(uuid.UUID(version_id), task.request.id or f"local-{uuid.uuid4()}")
     except Exception as exc:
         # Transient errors, and bugs we did not foresee, are retried with backoff; when the
         # attempts run out the version ends `failed` (retryable) instead of hanging unseen.
-        if task.request.retries >= settings.max_attempts:
-            code = exc.code if isinstance(exc, TransientError) else "internal_error"
-            message = (
-                exc.message
-                if isinstance(exc, TransientError)
+        attempt = task.request.retries - busy_waits + 1  # this run, counted from 1
+        if attempt >= settings.max_attempts:
+            transient = isinstance(exc, TransientError)
+            if not transient:
+                log.error("unexpected error in a stage", exc_info=exc)
+            fail_version(
+                uuid.UUID(version_id),
+                code=exc.code if transient else "internal_error",
+                message=exc.message
+                if transient
                 else f"Unexpected error in {task.name}; operators: see the worker log for task "
-                f"{task.request.id}."
+                f"{task.request.id}.",
+                retryable=True,
+                actor=task.name,
             )
-            with transaction() as session:
-                repo.fail_version(
-                    session,
-                    uuid.UUID(version_id),
-                    code=code,
-                    message=message,
-                    retryable=True,
-                    actor=task.name,
-                )
             task.request.chain = task.request.callbacks = None
             return stages.Outcome.STOPPED
-        backoff = min(2**task.request.retries * 2, settings.retry_backoff_max_seconds)
+        backoff = min(2 ** (attempt - 1) * 2, settings.retry_backoff_max_seconds)
         raise task.retry(countdown=backoff * random.uniform(0.75, 1.25), exc=exc) from exc
     if outcome is stages.Outcome.BUSY:
-        raise task.retry(countdown=BUSY_RETRY_SECONDS, max_retries=None)
+        return _retry_busy(task, busy_waits, f"version {version_id}")
     if outcome is stages.Outcome.STOPPED:
         task.request.chain = task.request.callbacks = None
     return outcome
 
 
-@app.task(name="ingest.convert", bind=True)
-def convert(self: Task, version_id: str) -> str:
-    return _run(self, stages.convert_version, version_id)
+@app.task(name="ingest.convert", **TASK_OPTIONS)
+def convert(self: Task, version_id: str, busy_waits: int = 0) -> str:
+    return _run(self, stages.convert_version, version_id, busy_waits)
 
 
-@app.task(name="ingest.chunk", bind=True)
-def chunk(self: Task, version_id: str) -> str:
-    return _run(self, stages.chunk_version, version_id)
+@app.task(name="ingest.chunk", **TASK_OPTIONS)
+def chunk(self: Task, version_id: str, busy_waits: int = 0) -> str:
+    return _run(self, stages.chunk_version, version_id, busy_waits)
 
 
-@app.task(name="ingest.embed", bind=True)
-def embed(self: Task, version_id: str) -> str:
-    return _run(self, stages.embed_version, version_id)
+@app.task(name="ingest.embed", **TASK_OPTIONS)
+def embed(self: Task, version_id: str, busy_waits: int = 0) -> str:
+    return _run(self, stages.embed_version, version_id, busy_waits)
 
 
-@app.task(name="ingest.upsert", bind=True)
-def upsert(self: Task, version_id: str) -> str:
-    return _run(self, stages.upsert_version, version_id)
+@app.task(name="ingest.upsert", **TASK_OPTIONS)
+def upsert(self: Task, version_id: str, busy_waits: int = 0) -> str:
+    return _run(self, stages.upsert_version, version_id, busy_waits)
 
 
-@app.task(name="ingest.finalize", bind=True)
-def finalize(self: Task, version_id: str) -> str:
-    return _run(self, stages.finalize_version, version_id)
+@app.task(name="ingest.finalize", **TASK_OPTIONS)
+def finalize(self: Task, version_id: str, busy_waits: int = 0) -> str:
+    return _run(self, stages.finalize_version, version_id, busy_waits)
 
 
-@app.task(name="ingest.delete", bind=True)
-def delete(self: Task, document_id: str) -> str:
+@app.task(name="ingest.delete", **TASK_OPTIONS)
+def delete(self: Task, document_id: str, busy_waits: int = 0) -> str:
     outcome = stages.delete_document(uuid.UUID(document_id), actor=self.name)
     if outcome is stages.Outcome.BUSY:
-        raise self.retry(countdown=BUSY_RETRY_SECONDS, max_retries=None)
+        return _retry_busy(self, busy_waits, f"document {document_id}")
     return outcome
 
 

@@ -21,8 +21,9 @@ from datetime import timedelta
 from shared import repository as repo
 from shared.db import transaction
 from shared.models import utcnow
+from shared.pipeline.failures import fail_version
 from shared.settings import Settings, get_settings
-from shared.states import Status
+from shared.states import WORK_STAGES, Status
 
 log = logging.getLogger(__name__)
 
@@ -46,12 +47,19 @@ def reap(
 ) -> ReapReport:
     """One round. `backlog(stage)` is the number of messages waiting in the queue that serves
     `stage`: while it is not empty, a version without a task is most likely queued behind the
-    others (a large import), so it is left alone instead of sent again and again."""
+    others (a large import), so it is left alone instead of sent again and again.
+
+    The backlogs are measured once, before this round sends anything: counting its own sends
+    would let only the first lost version of each queue through per round, and after a broker
+    lost its queues the rest would trickle out over many rounds. Each version is still sent at
+    most once per round (`touch_for_retry`), and leases keep a twice-sent one from running
+    twice."""
     settings = settings or get_settings()
     now = utcnow()
     report = ReapReport()
+    queued = {stage: backlog(stage) for stage in (Status.RECEIVED, *WORK_STAGES)}
 
-    if backlog(Status.RECEIVED) == 0:
+    if queued[Status.RECEIVED] == 0:
         with transaction() as session:
             waiting = repo.waiting_in_received(
                 session, now - timedelta(seconds=settings.received_grace_seconds)
@@ -73,25 +81,20 @@ def reap(
         # A lease that ran out means a task died working on it (a crash, an OOM kill): that
         # counts as an attempt. No lease means its message was lost, or is still queued.
         crashed = version.lease_owner is not None
-        if not crashed and backlog(stage) > 0:
+        if not crashed and queued[stage] > 0:
+            continue
+        if crashed and version.attempts >= settings.max_attempts:
+            message = (
+                f"Processing stopped in the {stage} stage {version.attempts} times "
+                "without finishing. An operator should check the worker logs; "
+                "re-ingest the document to try again."
+            )
+            if fail_version(
+                version.id, code="stuck", message=message, retryable=True, actor="reaper"
+            ):
+                report.failed.append(version.id)
             continue
         with transaction() as session:
-            if crashed and version.attempts >= settings.max_attempts:
-                message = (
-                    f"Processing stopped in the {stage} stage {version.attempts} times "
-                    "without finishing. An operator should check the worker logs; "
-                    "re-ingest the document to try again."
-                )
-                if repo.fail_version(
-                    session,
-                    version.id,
-                    code="stuck",
-                    message=message,
-                    retryable=True,
-                    actor="reaper",
-                ):
-                    report.failed.append(version.id)
-                continue
             if not repo.touch_for_retry(session, version, bump_attempts=crashed):
                 continue
             why = (

@@ -25,6 +25,7 @@ from shared.log import bind, get_logger
 from shared.pipeline import indexing
 from shared.pipeline.chunk import ChunkSettings, chunk_markdown, front_matter, normalise
 from shared.pipeline.convert import Converted, convert, detect_media_type
+from shared.pipeline.failures import fail_version
 from shared.settings import Settings, get_settings
 from shared.states import TERMINAL, Status
 
@@ -103,10 +104,7 @@ def _work_and_record(
     try:
         kept = work(ctx)
     except PermanentError as exc:
-        with transaction() as session:
-            repo.fail_version(
-                session, ctx.version_id, code=exc.code, message=exc.message, actor=ctx.owner
-            )
+        fail_version(ctx.version_id, code=exc.code, message=exc.message, actor=ctx.owner)
         return Outcome.STOPPED
     except BaseException:
         with transaction() as session:

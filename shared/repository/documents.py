@@ -19,7 +19,7 @@ def mark_document_deleted(
     session: Session, document_id: uuid.UUID, actor: str | None = None
 ) -> bool:
     """Take the document out of the index's record; its points are removed by `ingest.delete`."""
-    document = session.get(Document, document_id, with_for_update=True)
+    document = session.get(Document, document_id, with_for_update={"key_share": True})
     if document is None:
         return False
     if document.deleted_at is None:

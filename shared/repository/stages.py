@@ -176,7 +176,7 @@ def make_current(session: Session, version: DocumentVersion, owner: str) -> bool
     so the two never deadlock.
     """
     document = session.get(
-        Document, version.document_id, with_for_update=True, populate_existing=True
+        Document, version.document_id, with_for_update={"key_share": True}, populate_existing=True
     )
     assert document is not None
     if not finish_stage(session, version.id, Status.UPSERTING, owner):

@@ -123,7 +123,11 @@ def dialect_insert(session: Session) -> Any:
 
 
 def lock_document(session: Session, source: str, external_id: str) -> Document:
-    """The document row for `(source, external_id)`, created if new, locked for this transaction."""
+    """The document row for `(source, external_id)`, created if new, locked for this transaction.
+
+    FOR NO KEY UPDATE, not FOR UPDATE: no path changes a document's keys, and the weaker lock
+    lets a stage's foreign-key checks (FOR KEY SHARE on the document) pass while this
+    transaction waits for that stage's version row. See LOCK_ORDER in shared.repository."""
     insert = dialect_insert(session)
     session.execute(
         insert(Document)
@@ -133,7 +137,7 @@ def lock_document(session: Session, source: str, external_id: str) -> Document:
     return session.execute(
         sa.select(Document)
         .where(Document.source == source, Document.external_id == external_id)
-        .with_for_update()
+        .with_for_update(key_share=True)
         .execution_options(populate_existing=True)
     ).scalar_one()
 
@@ -210,7 +214,8 @@ def supersede_in_flight(
             DocumentVersion.status.in_([s.value for s in IN_FLIGHT]),
             DocumentVersion.id != keep if keep else sa.true(),
         )
-        .with_for_update()
+        .order_by(DocumentVersion.id)
+        .with_for_update(key_share=True)
     ).all()
     detail = f"version {newer.number} arrived" if newer is not None else "document removed"
     done = []
@@ -325,17 +330,20 @@ def fail_version(
     message: str,
     retryable: bool = False,
     actor: str | None = None,
-) -> bool:
-    """End an in-flight version in `failed` with a typed error a content editor can read."""
-    status = session.execute(
-        sa.select(DocumentVersion.status).where(DocumentVersion.id == version_id)
-    ).scalar_one_or_none()
-    if status is None or Status(status) not in IN_FLIGHT:
-        return False
-    return transition(
+) -> uuid.UUID | None:
+    """End an in-flight version in `failed` with a typed error a content editor can read;
+    the document id when this call moved it (for the failure's log line), else None."""
+    row = session.execute(
+        sa.select(DocumentVersion.status, DocumentVersion.document_id).where(
+            DocumentVersion.id == version_id
+        )
+    ).one_or_none()
+    if row is None or Status(row.status) not in IN_FLIGHT:
+        return None
+    moved = transition(
         session,
         version_id,
-        Status(status),
+        Status(row.status),
         Status.FAILED,
         actor=actor,
         detail=f"[{code}] {message}",
@@ -347,6 +355,7 @@ def fail_version(
             "lease_expires_at": None,
         },
     )
+    return row.document_id if moved else None
 
 
 def mark_fetched_unchanged(session: Session, version: DocumentVersion, owner: str) -> bool:

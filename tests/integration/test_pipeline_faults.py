@@ -113,3 +113,25 @@ def test_corrupt_pdf_fails_clearly_and_the_worker_keeps_serving(pipeline: Pipeli
     assert failed.error_message and "PDF" in failed.error_message
     assert failed.retryable is False
     assert indexed.status == Status.INDEXED
+
+
+def test_a_failed_version_leaves_one_warning_line_with_its_ids_code_and_message(
+    pipeline: PipelineEnv,
+) -> None:
+    import json
+
+    pipeline.env["LOG_FORMAT"] = "json"
+    with pipeline.worker() as worker:
+        broken = pipeline.submit(b"%PDF-1.7\ngarbage", "broken.pdf", "application/pdf")
+        failed = pipeline.wait_done(broken.version_id)
+        lines = [json.loads(line) for line in worker.output().splitlines() if line.startswith("{")]
+    ours = [
+        line
+        for line in lines
+        if line.get("version_id") == str(broken.version_id)
+        and line["level"] in ("warning", "error")
+    ]
+    assert len(ours) == 1, ours
+    assert ours[0]["document_id"] == str(failed.document_id)
+    assert ours[0]["code"] == "pdf_corrupt"
+    assert ours[0]["error_message"] == failed.error_message

@@ -32,6 +32,7 @@ class Queues:
         if self.broken:
             raise ConnectionError("broker down")
         self.sent.append((version_id, stage))
+        self.depth[stage] = self.depth.get(stage, 0) + 1  # a real queue holds it now
 
     def delete(self, document_id: uuid.UUID) -> None:
         self.deleted.append(document_id)
@@ -144,3 +145,17 @@ def test_a_live_task_and_a_broken_broker_are_left_alone(queues: Queues) -> None:
     queues.broken = True
     report = queues.round()
     assert report.resent == []  # type: ignore[attr-defined]
+
+
+def test_after_a_broker_loss_every_lost_version_is_sent_again_in_one_round(
+    queues: Queues,
+) -> None:
+    """The queues are empty (Redis lost them): one round sends every version once, though
+    each send makes its queue longer; the next round sends none of them again."""
+    lost = {version_in(stage) for stage in (Status.CHUNKING, Status.EMBEDDING) for _ in range(4)}
+    waiting = {version_in(Status.RECEIVED, attempts=0) for _ in range(3)}
+    queues.round()
+    assert sorted(v for v, _ in queues.sent) == sorted(lost | waiting)
+    queues.depth.clear()  # the workers took them
+    queues.round()
+    assert len(queues.sent) == len(lost | waiting)

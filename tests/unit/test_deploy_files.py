@@ -23,6 +23,7 @@ from celery import Celery
 from celery.bin.base import CLIContext
 from celery.bin.celery import celery as celery_cli
 from flower.options import default_options as flower_options
+from sqlalchemy.engine import make_url
 from yamllint import linter
 from yamllint.config import YamlLintConfig
 
@@ -48,7 +49,7 @@ EXTERNAL = {
     "POSTGRES_DB",
     "POSTGRES_PASSWORD",
     "FLOWER_BASIC_AUTH",  # Flower's login (user:password)
-    "REDIS_PASSWORD",  # KEDA's Redis trigger
+    "REDIS_ADDRESS",  # KEDA's Redis trigger (host:port of REDIS_URL)
     "INGEST_IMAGE",  # compose: which image to run
     "TIKTOKEN_CACHE_DIR",  # tiktoken's vocabulary folder
     "PROMETHEUS_MULTIPROC_DIR",  # prometheus_client: prefork children's counts (worker-io)
@@ -80,6 +81,17 @@ def our_containers() -> list[tuple[str, dict[str, Any]]]:
     for doc in MANIFESTS:
         template = doc.get("spec", {}).get("template", {})
         for container in template.get("spec", {}).get("containers", []):
+            if container["image"] == APP_IMAGE:
+                found.append((doc["metadata"]["name"], container))
+    return found
+
+
+def our_init_containers() -> list[tuple[str, dict[str, Any]]]:
+    """(workload name, init container) for every init container running our image."""
+    found = []
+    for doc in MANIFESTS:
+        spec = doc.get("spec", {}).get("template", {}).get("spec", {})
+        for container in spec.get("initContainers", []):
             if container["image"] == APP_IMAGE:
                 found.append((doc["metadata"]["name"], container))
     return found
@@ -144,6 +156,7 @@ def celery_processes(argvs: dict[str, list[str]], sub: str) -> dict[str, click.C
 def all_argvs() -> dict[str, list[str]]:
     compose = {f"compose:{n}": compose_argv(s) for n, s in our_services().items()}
     k8s = {f"k8s:{n}": k8s_argv(c) for n, c in our_containers()}
+    k8s |= {f"k8s:{n}/{c['name']}": k8s_argv(c) for n, c in our_init_containers()}
     return compose | k8s
 
 
@@ -158,7 +171,8 @@ def test_every_command_is_a_real_entry_point() -> None:
             check_argv(argv)
         except Exception as error:  # click's and typer's usage errors, failed assertions
             pytest.fail(f"{name}: {' '.join(argv)}: {error}")
-    assert argvs["compose:migrate"] == argvs["k8s:ingest-migrate"] == ["ingest", "db", "upgrade"]
+    migrate = ["ingest", "db", "upgrade"]
+    assert argvs["compose:migrate"] == argvs["k8s:ingest-api/migrate"] == migrate
     assert argvs["compose:api"] == argvs["k8s:ingest-api"] == ["ingest", "api"]
 
 
@@ -209,6 +223,54 @@ def test_every_environment_variable_is_a_setting_or_a_known_external_one() -> No
         assert names <= known, f"{where}: unknown {sorted(names - known)}"
     assert {"DATABASE_URL", "REDIS_URL", "QDRANT_URL"} <= named["compose environment"]
     assert "QDRANT_PATH" not in str(COMPOSE) + str(MANIFESTS)  # local Qdrant: one process only
+    for _, container in our_containers() + our_init_containers():
+        names = {e["name"] for e in container.get("env", [])}
+        assert not names & {"DATABASE_URL", "REDIS_URL"}, "only from the ConfigMap and Secret"
+
+
+# --- migrations before serving, images, KEDA's Secret (issue 12, item 9) ------------------------
+
+
+def test_every_pod_that_uses_the_database_migrates_first_and_no_job_is_applied() -> None:
+    """An init container, not a Job: a Job's template is immutable, so `kubectl apply -k` with
+    a new image tag would fail on it; an init container runs again with every new image."""
+    assert "Job" not in {d["kind"] for d in MANIFESTS}
+    migrating = {n for n, c in our_init_containers() if k8s_argv(c) == ["ingest", "db", "upgrade"]}
+    serving = {n for n, c in our_containers() if n != "ingest-flower"}
+    assert serving and migrating == serving
+    for _, container in our_init_containers():
+        assert container["envFrom"] == [
+            {"configMapRef": {"name": "ingest-config"}},
+            {"secretRef": {"name": "ingest-secrets"}},
+        ]
+
+
+def test_the_example_names_a_release_tag_not_latest() -> None:
+    (image,) = yaml.safe_load((K8S / "kustomization.yaml").read_text())["images"]
+    assert image["newTag"] and image["newTag"] != "latest"
+    assert ":latest" not in "".join((K8S / n).read_text() for n in APPLIED)
+
+
+def test_keda_reads_redis_from_the_apps_own_secret() -> None:
+    (auth,) = [d for d in MANIFESTS if d["kind"] == "TriggerAuthentication"]
+    refs = {r["parameter"]: (r["name"], r["key"]) for r in auth["spec"]["secretTargetRef"]}
+    assert refs == {
+        "address": ("ingest-secrets", "REDIS_ADDRESS"),
+        "password": ("ingest-secrets", "REDIS_PASSWORD"),
+    }
+    (secret,) = [d for d in EXAMPLE_SECRETS if d["metadata"]["name"] == "ingest-secrets"]
+    assert {"REDIS_URL", "REDIS_ADDRESS", "REDIS_PASSWORD"} <= secret["stringData"].keys()
+    for scaled in [d for d in MANIFESTS if d["kind"] == "ScaledObject"]:
+        for trigger in scaled["spec"]["triggers"]:
+            assert "address" not in trigger["metadata"]
+            assert trigger["authenticationRef"] == {"name": auth["metadata"]["name"]}
+
+
+def test_compose_waits_for_a_healthy_qdrant() -> None:
+    assert "healthcheck" in COMPOSE["services"]["qdrant"]
+    for name, service in our_services().items():
+        if name not in ("migrate", "flower"):
+            assert service["depends_on"]["qdrant"] == {"condition": "service_healthy"}, name
 
 
 def test_env_example_lists_exactly_the_settings_and_is_generated() -> None:
@@ -283,7 +345,7 @@ def test_kubernetes_api_probes_worker_resources_and_queue_scaling() -> None:
         queues = celery_context("worker", args).params["queues"]
         assert trigger["type"] == "redis" and [trigger["metadata"]["listName"]] == queues
     kinds = {d["kind"] for d in MANIFESTS}
-    assert {"Deployment", "Service", "Job", "ConfigMap", "ScaledObject"} <= kinds
+    assert {"Deployment", "Service", "ConfigMap", "ScaledObject", "TriggerAuthentication"} <= kinds
 
 
 def test_image_is_slim_non_root_locked_and_carries_the_vocabulary() -> None:
@@ -315,7 +377,7 @@ def test_kubernetes_validate_strict() -> None:
         timeout=120,
     )
     assert result.returncode == 0, result.stdout + result.stderr
-    assert result.stdout.count("passed for resource") == 12, result.stdout
+    assert result.stdout.count("passed for resource") == 10, result.stdout
 
 
 def test_docker_compose_config_accepts_the_file_and_demands_the_passwords(
@@ -332,10 +394,25 @@ def test_docker_compose_config_accepts_the_file_and_demands_the_passwords(
             [binary, "config"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60
         )
 
-    done = config(POSTGRES_PASSWORD="pg-secret", FLOWER_BASIC_AUTH="ops:flower-secret")
+    password = "p@ss%w0rd/x:y"  # what breaks a URL built by pasting
+    done = config(POSTGRES_PASSWORD=password, FLOWER_BASIC_AUTH="ops:flower-secret")
     assert done.returncode == 0, done.stderr
     resolved = yaml.safe_load(done.stdout)
     assert resolved["services"]["flower"]["environment"]["FLOWER_BASIC_AUTH"] == "ops:flower-secret"
-    assert "pg-secret@postgres" in resolved["services"]["worker-io"]["environment"]["DATABASE_URL"]
+    assert resolved["services"]["postgres"]["environment"]["POSTGRES_PASSWORD"] == password
+    for name in ("worker-io", "api", "migrate"):
+        environment = resolved["services"][name]["environment"]
+        settings = Settings(
+            database_url=environment["DATABASE_URL"],
+            database_password=environment["DATABASE_PASSWORD"],
+            _env_file=None,  # type: ignore[call-arg]
+        )
+        url = make_url(settings.database_url)
+        assert (url.username, url.password, url.host, url.database) == (
+            "ingest",
+            password,
+            "postgres",
+            "ingest",
+        )
     no_flower_password = config(POSTGRES_PASSWORD="pg-secret")
     assert no_flower_password.returncode != 0 and "FLOWER_BASIC_AUTH" in no_flower_password.stderr

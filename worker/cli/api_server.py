@@ -8,7 +8,10 @@ import typer
 import uvicorn
 
 from shared import migrate
+from shared.log import configure_logging, get_logger
 from shared.settings import get_settings
+
+log = get_logger("ingest.api")
 
 
 def serve(
@@ -19,18 +22,23 @@ def serve(
 ) -> None:
     """Serve the upload API, the CMS webhook, health checks and metrics."""
     settings = get_settings()
+    configure_logging(settings)
     if not settings.api_keys:
-        typer.echo("warning: API_KEYS is empty: every /v1/documents request will be refused.")
+        log.warning("API_KEYS is empty: every /v1/documents request will be refused")
     if settings.cms_webhook_secret is None:
-        typer.echo("warning: CMS_WEBHOOK_SECRET is not set: the CMS webhook answers 503.")
+        log.warning("CMS_WEBHOOK_SECRET is not set: the CMS webhook answers 503")
     if settings.eager:
-        typer.echo(
-            "note: no REDIS_URL: documents are processed inside the API process "
-            "(embedded default); set REDIS_URL and run Celery workers in production."
+        log.info(
+            "no REDIS_URL: documents are processed inside the API process "
+            "(embedded default); set REDIS_URL and run Celery workers in production"
         )
     migrate.ensure_embedded_schema()
+    # Uvicorn's loggers go to the root logger (`shared.log`'s format: JSON lines when asked);
+    # its access log is off: `api.request_log` writes one with the request id and no secrets.
     uvicorn.run(
         "api.app:create_app",
+        log_config=None,
+        access_log=False,
         factory=True,
         host=host or settings.api_host,
         port=port or settings.api_port,

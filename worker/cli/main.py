@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import traceback
+
 import typer
+from pydantic import ValidationError
 from sqlalchemy.exc import DBAPIError
 
 from shared.db import schema_missing
+from shared.secrets import mask
 from worker.cli import api_server, chunking, conversion, database, pipeline_cmds, retrieval_cmds
 
 app = typer.Typer(
@@ -37,10 +41,35 @@ def main() -> None:
     except IngestError as error:
         typer.echo(f"error [{error.code}]: {error.message}", err=True)
         raise SystemExit(1) from None
+    except ValidationError as error:
+        reasons = "; ".join(f"{'.'.join(map(str, e['loc']))} {e['msg']}" for e in error.errors())
+        typer.echo(f"error [configuration]: {_masked(reasons)}", err=True)
+        raise SystemExit(2) from None
     except DBAPIError as error:
         if schema_missing(error):
             typer.echo(
                 "error [no_schema]: the database has no schema: run `ingest db upgrade`.", err=True
             )
             raise SystemExit(1) from None
-        raise
+        _print_masked_traceback()
+    except Exception:
+        _print_masked_traceback()
+
+
+def _masked(text: str) -> str:
+    """`text` without passwords or keys (the settings may be what failed: then the
+    environment names them)."""
+    from shared.settings import get_settings
+
+    try:
+        settings = get_settings()
+    except Exception:
+        settings = None
+    return mask(text, settings)
+
+
+def _print_masked_traceback() -> None:
+    """An unforeseen error: its traceback for the operator, with secrets masked (a database
+    driver or a URL parser may put the URL in its message)."""
+    typer.echo(_masked(traceback.format_exc()).rstrip(), err=True)
+    raise SystemExit(1) from None

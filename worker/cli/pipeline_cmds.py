@@ -21,6 +21,7 @@ from shared import ingest, migrate
 from shared import repository as repo
 from shared.db import transaction
 from shared.pipeline.convert import detect_media_type
+from shared.pipeline.failures import fail_version
 from shared.pipeline.verify import verify as verify_index
 from shared.settings import get_settings
 from worker.cli.files import document_files
@@ -57,15 +58,13 @@ def run(paths: list[Path] = typer.Argument(..., help="Files and folders to inges
             enqueue_version(version_id)
         except Exception as exc:
             error = exc.exc if isinstance(exc, Retry) and exc.exc else exc
-            with transaction() as session:
-                repo.fail_version(
-                    session,
-                    version_id,
-                    code=getattr(error, "code", "internal_error"),
-                    message=str(error),
-                    retryable=True,
-                    actor="cli",
-                )
+            fail_version(
+                version_id,
+                code=getattr(error, "code", "internal_error"),
+                message=str(error),
+                retryable=True,
+                actor="cli",
+            )
 
     registered: list[tuple[Path, repo.Registered]] = []
     columns = (
