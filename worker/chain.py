@@ -6,6 +6,7 @@ import uuid
 
 import redis
 from celery import chain
+from celery.result import AsyncResult
 
 from shared.settings import get_settings
 from shared.states import Status
@@ -46,5 +47,6 @@ def backlog(stage: Status) -> int:
         client.close()
 
 
-def enqueue_delete(document_id: uuid.UUID) -> None:
-    tasks.delete.apply_async((str(document_id),))
+def enqueue_delete(document_id: uuid.UUID) -> AsyncResult:
+    """Send a document's delete (call only after the commit that marked it deleted)."""
+    return tasks.delete.apply_async((str(document_id),))

@@ -282,10 +282,17 @@ def finalize_version(version_id: uuid.UUID, owner: str) -> Outcome:
 
 
 def delete_document(document_id: uuid.UUID, actor: str | None = None) -> Outcome:
-    """Remove a document's points and mark it deleted (safe to repeat)."""
+    """Remove the points of a document marked deleted (safe to repeat).
+
+    The delete was recorded when it was sent (`ingest.remove`); this task only purges. When a
+    newer publish has registered the document again in between (`deleted_at` cleared), that
+    publish was sent last and wins: the late task changes nothing, and the new version's
+    finalize removes the old points.
+    """
     settings = get_settings()
     with transaction() as session:
-        if not repo.mark_document_deleted(session, document_id, actor):
+        if not repo.document_still_deleted(session, document_id):
+            log.info("delete skipped: the document was published again after it", actor=actor)
             return Outcome.STOPPED
         if repo.other_live_lease(session, document_id, uuid.UUID(int=0)):
             return Outcome.BUSY
