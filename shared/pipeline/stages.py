@@ -22,6 +22,7 @@ from shared.adapters.fetch import fetch
 from shared.db import transaction
 from shared.errors import PermanentError
 from shared.log import bind, get_logger
+from shared.models import DocumentVersion
 from shared.pipeline import indexing
 from shared.pipeline.chunk import ChunkSettings, chunk_markdown, front_matter, normalise
 from shared.pipeline.convert import Converted, convert, detect_media_type
@@ -46,6 +47,7 @@ class StageContext:
     settings: Settings
     document_id: uuid.UUID | None = None
     collection: str | None = None  # the active Qdrant collection, read with the claim
+    version: DocumentVersion | None = None  # the row, read with the claim (`load` columns too)
 
     def index(self) -> indexing.QdrantIndex:
         return indexing.index_for(self.settings, indexing.embedder(self.settings), self.collection)
@@ -68,6 +70,7 @@ def run_stage(
     settings: Settings | None = None,
     *,
     uses_index: bool = False,
+    load: tuple[str, ...] = (),
 ) -> Outcome:
     """Claim `stage`, run `work`, and turn permanent errors into `failed` with their code.
 
@@ -83,7 +86,7 @@ def run_stage(
         )
         if claim is repo.Claim.BUSY:
             return Outcome.BUSY
-        version = repo.load_version(session, version_id)
+        version = repo.load_version(session, version_id, *load)
         if claim is repo.Claim.SKIP:
             gone = version is None or Status(version.status) in TERMINAL
             return Outcome.STOPPED if gone else Outcome.SKIPPED
@@ -93,7 +96,7 @@ def run_stage(
             if uses_index
             else None
         )
-        ctx = StageContext(version_id, owner, settings, version.document_id, collection)
+        ctx = StageContext(version_id, owner, settings, version.document_id, collection, version)
     with bind(document_id=ctx.document_id):  # on the stage's lines; the hook's are task-wide
         return _work_and_record(stage, ctx, work)
 
@@ -130,11 +133,10 @@ def convert_version(version_id: uuid.UUID, owner: str) -> Outcome:
     """Bytes -> Markdown and page map (pypdf for PDFs), stored on the version."""
 
     def work(ctx: StageContext) -> bool:
-        with transaction() as session:
-            version = repo.load_version(session, ctx.version_id, "content")
-            assert version is not None
-            data, media_type, filename = version.content, version.media_type, version.filename
-            url = version.content_url
+        version = ctx.version
+        assert version is not None
+        data, media_type, filename = version.content, version.media_type, version.filename
+        url = version.content_url
         if not data and url:
             data = fetch(
                 url,
@@ -168,7 +170,7 @@ def convert_version(version_id: uuid.UUID, owner: str) -> Outcome:
             )
             return _finish(session, ctx, Status.CONVERTING)
 
-    return run_stage(Status.CONVERTING, version_id, owner, work)
+    return run_stage(Status.CONVERTING, version_id, owner, work, load=("content",))
 
 
 # --- chunk -----------------------------------------------------------------------------
@@ -178,12 +180,11 @@ def chunk_version(version_id: uuid.UUID, owner: str) -> Outcome:
     """Markdown -> chunks (H1, H2, paragraphs; 350/450/70 tokens), stored with point ids."""
 
     def work(ctx: StageContext) -> bool:
-        with transaction() as session:
-            version = repo.load_version(session, ctx.version_id, "markdown")
-            assert version is not None
-            markdown, document_id = version.markdown or "", version.document_id
-            page_starts = [tuple(pair) for pair in version.page_starts or []]
-            described = dict((version.conversion or {}).get("metadata") or {})
+        version = ctx.version
+        assert version is not None
+        markdown, document_id = version.markdown or "", version.document_id
+        page_starts = [tuple(pair) for pair in version.page_starts or []]
+        described = dict((version.conversion or {}).get("metadata") or {})
         converted = Converted(markdown=markdown, page_starts=page_starts)  # type: ignore[arg-type]
         described.update(front_matter(normalise(markdown))[0])
         # No chunks (a page of front matter only) is indexed as empty: its old points go.
@@ -194,88 +195,10 @@ def chunk_version(version_id: uuid.UUID, owner: str) -> Outcome:
             repo.replace_chunks(session, ctx.version_id, rows)
             return _finish(session, ctx, Status.CHUNKING)
 
-    return run_stage(Status.CHUNKING, version_id, owner, work)
+    return run_stage(Status.CHUNKING, version_id, owner, work, load=("markdown",))
 
 
-# --- embed ------------------------------------------------------------------------------
-
-
-def embed_version(version_id: uuid.UUID, owner: str) -> Outcome:
-    """Vectors for the chunks: reused from Qdrant when the point exists, else from the API.
-
-    Vectors are committed group by group, so a worker killed midway never pays twice.
-    """
-
-    def work(ctx: StageContext) -> bool:
-        embedder = indexing.embedder(ctx.settings)
-        index = ctx.index()
-        with transaction() as session:
-            pending = [
-                indexing.PendingChunk(c.id, c.point_id, list(c.headings), c.text)
-                for c in repo.chunks_without_vectors(session, ctx.version_id)
-            ]
-        reused = indexing.reuse_vectors(index, pending)
-        with transaction() as session:
-            repo.store_vectors(session, reused)
-        todo = [chunk for chunk in pending if chunk.chunk_id not in reused]
-        for number, group in enumerate(indexing.groups(todo, ctx.settings.embedding_batch_size)):
-            if number and not ctx.heartbeat():  # the finish below checks ownership at the end
-                return False
-            vectors, usage = indexing.embed_group(embedder, group)
-            with transaction() as session:
-                repo.store_vectors(session, vectors)
-                repo.add_usage(session, ctx.version_id, usage.tokens, usage.requests, len(group))
-        with transaction() as session:
-            return _finish(session, ctx, Status.EMBEDDING)
-
-    return run_stage(Status.EMBEDDING, version_id, owner, work, uses_index=True)
-
-
-# --- upsert and finalize ------------------------------------------------------------------
-
-
-def upsert_version(version_id: uuid.UUID, owner: str) -> Outcome:
-    """Write the version's points to Qdrant (deterministic ids: a re-run overwrites)."""
-
-    def work(ctx: StageContext) -> bool:
-        index = ctx.index()
-        with transaction() as session:
-            version = repo.load_version(session, ctx.version_id)
-            assert version is not None
-            points = indexing.points_for(
-                version.document, version, repo.chunks_with_vectors(session, ctx.version_id)
-            )
-        index.upsert(points, batch_size=ctx.settings.qdrant_upsert_batch_size)
-        with transaction() as session:
-            repo.release(session, ctx.version_id, ctx.owner)  # finalize claims it next
-        return True
-
-    return run_stage(Status.UPSERTING, version_id, owner, work, uses_index=True)
-
-
-def finalize_version(version_id: uuid.UUID, owner: str) -> Outcome:
-    """Make the version current and delete the document's points no current chunk owns."""
-    settings = get_settings()
-    with transaction() as session:
-        version = repo.load_version(session, version_id)
-        if version is None:
-            return Outcome.STOPPED
-        if repo.other_live_lease(session, version.document_id, version_id):
-            return Outcome.BUSY  # an older version's task may still write points: wait for it
-
-    def work(ctx: StageContext) -> bool:
-        index = ctx.index()
-        with transaction() as session:
-            # Every point ever written has its chunk row until a finalize like this one: the
-            # rows of the document's other versions name exactly the points that may be stale.
-            stale = repo.other_versions_point_ids(session, ctx.version_id)
-        index.delete(stale)
-        with transaction() as session:
-            version = repo.load_version(session, ctx.version_id)
-            assert version is not None
-            return repo.make_current(session, version, ctx.owner)
-
-    return run_stage(Status.UPSERTING, version_id, owner, work, settings, uses_index=True)
+# --- embed, upsert, finalize: over batches of versions, in shared.pipeline.batches --------
 
 
 # --- delete -------------------------------------------------------------------------------

@@ -15,6 +15,16 @@ Stages lock only their own version row (and the document first, where they descr
 
 from __future__ import annotations
 
+from shared.repository.batches import (
+    BatchClaim,
+    add_usages,
+    chunks_with_vectors_of,
+    chunks_without_vectors_of,
+    claim_batch,
+    finish_batch,
+    heartbeat_batch,
+    release_batch,
+)
 from shared.repository.documents import (
     active_collection,
     complete_delivery,
@@ -89,6 +99,7 @@ from shared.repository.versions import (
 
 __all__ = [
     "STAGE_TIMESTAMP",
+    "BatchClaim",
     "Claim",
     "DocumentTotals",
     "NewVersion",
@@ -96,9 +107,13 @@ __all__ = [
     "active_collection",
     "add_event",
     "add_usage",
+    "add_usages",
     "chunk_point_ids",
     "chunks_with_vectors",
+    "chunks_with_vectors_of",
     "chunks_without_vectors",
+    "chunks_without_vectors_of",
+    "claim_batch",
     "claim_stage",
     "complete_delivery",
     "count_chunks",
@@ -116,9 +131,11 @@ __all__ = [
     "fail_version",
     "failures_by_code",
     "find_document",
+    "finish_batch",
     "finish_stage",
     "get_document",
     "heartbeat",
+    "heartbeat_batch",
     "latest_version",
     "list_documents",
     "load_version",
@@ -134,6 +151,7 @@ __all__ = [
     "record_delivery",
     "register_version",
     "release",
+    "release_batch",
     "replace_chunks",
     "save_conversion",
     "save_fetched",
