@@ -12,7 +12,6 @@ from collections import Counter
 from pathlib import Path
 
 import typer
-from celery.exceptions import Retry
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
@@ -21,7 +20,7 @@ from shared import ingest, migrate
 from shared import repository as repo
 from shared.db import transaction
 from shared.pipeline.convert import detect_media_type
-from shared.pipeline.failures import fail_version
+from shared.pipeline.local_run import run_local
 from shared.pipeline.verify import verify as verify_index
 from shared.settings import get_settings
 from worker.cli.files import document_files
@@ -40,8 +39,6 @@ def _in_process() -> None:
 
 def run(paths: list[Path] = typer.Argument(..., help="Files and folders to ingest.")) -> None:
     """Ingest files and folders (Markdown, text, PDF) and print a summary."""
-    from worker.chain import enqueue_version
-
     _in_process()
     settings = get_settings()
     if not settings.use_openai:
@@ -52,21 +49,8 @@ def run(paths: list[Path] = typer.Argument(..., help="Files and folders to inges
         errors.print(f"[red]{exc}")
         raise typer.Exit(2) from exc
 
-    def run_now(version_id: uuid.UUID) -> None:
-        """Run the whole chain here; what it could not finish ends `failed` with the reason."""
-        try:
-            enqueue_version(version_id)
-        except Exception as exc:
-            error = exc.exc if isinstance(exc, Retry) and exc.exc else exc
-            fail_version(
-                version_id,
-                code=getattr(error, "code", "internal_error"),
-                message=str(error),
-                retryable=True,
-                actor="cli",
-            )
-
     registered: list[tuple[Path, repo.Registered]] = []
+    to_run: list[uuid.UUID] = []
     columns = (
         TextColumn("{task.description}"),
         BarColumn(),
@@ -74,9 +58,8 @@ def run(paths: list[Path] = typer.Argument(..., help="Files and folders to inges
         TimeElapsedColumn(),
     )
     with Progress(*columns, console=errors, transient=True) as progress:
-        task = progress.add_task("ingesting", total=len(files))
+        task = progress.add_task("registering", total=len(files))
         for path in files:
-            progress.update(task, description=f"ingesting {path.name[:40]}")
             data = path.read_bytes()
             new = repo.NewVersion(
                 source="files",
@@ -88,10 +71,13 @@ def run(paths: list[Path] = typer.Argument(..., help="Files and folders to inges
                 uploaded_by="cli",
             )
             try:
-                registered.append((path, ingest.submit(new, run_now)))
+                registered.append((path, ingest.submit(new, to_run.append)))
             except Exception as exc:  # a crash in one file must not stop the others
                 errors.print(f"[red]{path}: {exc}")
             progress.advance(task)
+        # Convert and chunk here while a second thread embeds what is ready in full requests.
+        progress.update(task, description="ingesting", total=len(to_run), completed=0)
+        run_local(to_run, progress=lambda _: progress.advance(task))
     failed = _summary(registered)
     raise typer.Exit(1 if failed else 0)
 
