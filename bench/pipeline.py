@@ -133,7 +133,7 @@ def run_once(
 
         configure(app, get_settings())
         upgrade(db_url)
-        logs = Path(tmp)
+        logs = Path(os.environ.get("BENCH_LOGS") or tmp)
         pages = [
             (f"{number}-{path.name}", copy_of(path.read_text(encoding="utf-8"), number).encode())
             for number in range(copies)

@@ -110,10 +110,11 @@ def chunk(self: Task, version_id: str, busy_waits: int = 0) -> str:
 
 def _run_batch(
     task: Task,
-    stage: Callable[[list[uuid.UUID], str], batches.BatchOutcome],
+    stage: Callable[..., batches.BatchOutcome],
     version_ids: str | list[str],
     busy_waits: int,
     then: Task | None = None,
+    handover: str | None = None,
 ) -> str:
     """A stage over a batch of versions: the versions done go on to `then` in one message
     (sent after the stage's commits), the busy ones are tried again later on their own, a
@@ -122,7 +123,9 @@ def _run_batch(
     settings = get_settings()
     try:
         outcome = stage(
-            [uuid.UUID(v) for v in ids], task.request.id or f"local-{uuid.uuid4()}"
+            [uuid.UUID(v) for v in ids],
+            task.request.id or f"local-{uuid.uuid4()}",
+            handover_from=handover,
         )
     except Exception as exc:
         attempt = task.request.retries - busy_waits + 1
@@ -145,7 +148,7 @@ def _run_batch(
         backoff = min(2 ** (attempt - 1) * 2, settings.retry_backoff_max_seconds)
         raise task.retry(countdown=backoff * random.uniform(0.75, 1.25), exc=exc) from exc
     if then is not None and outcome.go_on:
-        then.apply_async(([str(v) for v in outcome.go_on],))
+        then.apply_async(([str(v) for v in outcome.go_on],), {"handover": outcome.handover})
     if outcome.busy:
         if busy_waits >= busy_budget(settings):
             log.warning(
@@ -169,13 +172,20 @@ def embed(self: Task, version_ids: str | list[str], busy_waits: int = 0) -> str:
 
 
 @app.task(name="ingest.upsert", **TASK_OPTIONS)
-def upsert(self: Task, version_ids: str | list[str], busy_waits: int = 0) -> str:
-    return _run_batch(self, batches.upsert_versions, version_ids, busy_waits, then=finalize)
+def upsert(
+    self: Task, version_ids: str | list[str], busy_waits: int = 0, handover: str | None = None
+) -> str:
+    """`handover`: the embed task that kept the versions' leases for this one."""
+    return _run_batch(
+        self, batches.upsert_versions, version_ids, busy_waits, then=finalize, handover=handover
+    )
 
 
 @app.task(name="ingest.finalize", **TASK_OPTIONS)
-def finalize(self: Task, version_ids: str | list[str], busy_waits: int = 0) -> str:
-    return _run_batch(self, batches.finalize_versions, version_ids, busy_waits)
+def finalize(
+    self: Task, version_ids: str | list[str], busy_waits: int = 0, handover: str | None = None
+) -> str:
+    return _run_batch(self, batches.finalize_versions, version_ids, busy_waits, handover=handover)
 
 
 @app.task(name="ingest.delete", **TASK_OPTIONS)

@@ -15,6 +15,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 
+from sqlalchemy.orm import Session
+
 from shared import repository as repo
 from shared.db import transaction
 from shared.errors import PermanentError
@@ -37,6 +39,7 @@ class BatchOutcome:
     go_on: list[uuid.UUID] = field(default_factory=list)
     busy: list[uuid.UUID] = field(default_factory=list)
     stopped: list[uuid.UUID] = field(default_factory=list)
+    handover: str | None = None  # the task whose lease the next stage takes over
 
     def __str__(self) -> str:
         return f"done {len(self.go_on)}, busy {len(self.busy)}, stopped {len(self.stopped)}"
@@ -72,6 +75,7 @@ def embed_versions(
     settings: Settings | None = None,
     *,
     take_waiting: bool = True,
+    handover_from: str | None = None,
 ) -> BatchOutcome:
     """Vectors for the chunks of the versions (and, with `take_waiting`, of the others waiting
     in `embedding`): reused from Qdrant when the point exists, else from the API in full
@@ -102,20 +106,24 @@ def embed_versions(
             for row in rows
         ]
     held = list(claim.claimed)
+    last: list[Answer] = []  # the last answer is stored with the finish: one commit less
     try:
-        failed = _embed(settings, embedder, collection, owner, held, chunks)
+        failed = _embed(settings, embedder, collection, owner, held, chunks, last)
     except BaseException:
         with transaction() as session:
+            _store(session, last)
             repo.release_batch(session, owner, held)
         raise
     for version_id, error in failed.items():
         fail_version(version_id, code=error.code, message=error.message, actor=owner)
     with transaction() as session:
+        _store(session, last)
         moved = repo.finish_batch(
-            session, Status.EMBEDDING, owner, [v for v in held if v not in failed]
+            session, Status.EMBEDDING, owner, [v for v in held if v not in failed], keep_lease=True
         )
         repo.release_batch(session, owner, [v for v in held if v not in moved])
     _log_done(Status.EMBEDDING, claim.claimed, moved)
+    outcome.handover = owner
     outcome.go_on += moved
     outcome.stopped += [v for v in held if v not in moved]
     return outcome
@@ -128,6 +136,7 @@ def _embed(
     owner: str,
     held: list[uuid.UUID],
     chunks: list[tuple[uuid.UUID, indexing.PendingChunk, int]],
+    last: list[Answer],
 ) -> dict[uuid.UUID, PermanentError]:
     index = indexing.index_for(settings, embedder, collection)
     reused = indexing.reuse_vectors(index, [chunk for _, chunk, _ in chunks])
@@ -146,27 +155,49 @@ def _embed(
         pending.append(Pending(chunk.chunk_id, version_id, text, (tokens or 0) + headings[path]))
 
     def store(answer: Answer) -> None:
-        vectors = {cid: (indexing.to_bytes(v), True) for cid, v in answer.vectors.items()}
-        requests = {version_id: answer.requests for version_id in answer.versions}
-        with transaction() as session:
-            repo.store_vectors(session, vectors)
-            repo.add_usages(session, answer.tokens, requests, answer.chunks)
-            repo.heartbeat_batch(session, owner, held, _lease(settings))
+        """Store the previous answer now that another came (the last waits for the finish)."""
+        if last:
+            with transaction() as session:
+                _store(session, last)
+                repo.heartbeat_batch(session, owner, held, _lease(settings))
+        last.append(answer)
 
     return embed_pending(embedder, pending, limits_for(settings), store)
+
+
+def _store(session: Session, answers: list[Answer]) -> None:
+    """Save answered vectors and what they cost (and forget them: stored once)."""
+    while answers:
+        answer = answers.pop()
+        vectors = {cid: (indexing.to_bytes(v), True) for cid, v in answer.vectors.items()}
+        requests = {version_id: answer.requests for version_id in answer.versions}
+        repo.store_vectors(session, vectors)
+        repo.add_usages(session, answer.tokens, requests, answer.chunks)
 
 
 # --- upsert ---------------------------------------------------------------------------------
 
 
 def upsert_versions(
-    version_ids: Sequence[uuid.UUID], owner: str, settings: Settings | None = None
+    version_ids: Sequence[uuid.UUID],
+    owner: str,
+    settings: Settings | None = None,
+    *,
+    handover_from: str | None = None,
 ) -> BatchOutcome:
-    """Write the versions' points to Qdrant in one go (deterministic ids: a re-run overwrites)."""
+    """Write the versions' points to Qdrant in one go (deterministic ids: a re-run overwrites)
+    and keep the leases for finalize."""
     settings = settings or get_settings()
     embedder = indexing.embedder(settings)
     with transaction() as session:
-        claim = repo.claim_batch(session, Status.UPSERTING, owner, _lease(settings), version_ids)
+        claim = repo.claim_batch(
+            session,
+            Status.UPSERTING,
+            owner,
+            _lease(settings),
+            version_ids,
+            handover_from=handover_from,
+        )
         outcome = BatchOutcome(go_on=sorted(claim.past), stopped=sorted(claim.gone))
         outcome.busy = sorted(claim.held)
         if not claim.claimed:
@@ -183,10 +214,12 @@ def upsert_versions(
         indexing.index_for(settings, embedder, collection).upsert(
             points, batch_size=settings.qdrant_upsert_batch_size
         )
-    finally:
+    except BaseException:
         with transaction() as session:
-            repo.release_batch(session, owner, held)  # finalize claims them next
+            repo.release_batch(session, owner, held)
+        raise
     _log_done(Status.UPSERTING, claim.claimed, held)
+    outcome.handover = owner  # finalize takes the leases over
     outcome.go_on += held
     return outcome
 
@@ -195,14 +228,25 @@ def upsert_versions(
 
 
 def finalize_versions(
-    version_ids: Sequence[uuid.UUID], owner: str, settings: Settings | None = None
+    version_ids: Sequence[uuid.UUID],
+    owner: str,
+    settings: Settings | None = None,
+    *,
+    handover_from: str | None = None,
 ) -> BatchOutcome:
     """Make each version current and delete its document's points no current chunk owns. A
     version whose document has another version still held by a running task waits (busy)."""
     settings = settings or get_settings()
     embedder = indexing.embedder(settings)
     with transaction() as session:
-        claim = repo.claim_batch(session, Status.UPSERTING, owner, _lease(settings), version_ids)
+        claim = repo.claim_batch(
+            session,
+            Status.UPSERTING,
+            owner,
+            _lease(settings),
+            version_ids,
+            handover_from=handover_from,
+        )
         outcome = BatchOutcome(stopped=sorted(claim.gone | claim.past))
         outcome.busy = sorted(claim.held)
         waiting = [

@@ -65,8 +65,8 @@ def _embed_upsert_finalize(ready: _Ready) -> None:
     while (batch := ready.take()) is not None:
         try:
             outcome = batches.embed_versions(batch, OWNER, settings, take_waiting=False)
-            outcome = batches.upsert_versions(outcome.go_on, OWNER, settings)
-            batches.finalize_versions(outcome.go_on, OWNER, settings)
+            outcome = batches.upsert_versions(outcome.go_on, OWNER, settings, handover_from=OWNER)
+            batches.finalize_versions(outcome.go_on, OWNER, settings, handover_from=OWNER)
         except Exception as exc:  # one batch's failure must not stop the others
             log.warning("a batch could not be indexed", error=repr(exc))
             _fail(batch, exc)

@@ -34,13 +34,15 @@ def claim_batch(
     version_ids: Sequence[uuid.UUID],
     *,
     take_waiting_chunks: int = 0,
+    handover_from: str | None = None,
 ) -> BatchClaim:
     """Take `version_ids` for `stage` (those in it with no live lease), and with
     `take_waiting_chunks` also other versions waiting in the stage, oldest first, until about
     that many chunks: the embed stage fills its requests across documents that way.
 
     One conditional UPDATE: a version already held by a live lease is not taken, so exactly
-    one task holds each version, however many claim at once."""
+    one task holds each version, however many claim at once. `handover_from`: the previous
+    stage's task kept its lease for this one (no release and re-claim in between)."""
     now = utcnow()
     free = sa.or_(DocumentVersion.lease_owner.is_(None), DocumentVersion.lease_expires_at < now)
     wanted = set(version_ids)
@@ -58,6 +60,8 @@ def claim_batch(
                 break
             wanted.add(version_id)
             chunks += count or 0
+    if handover_from is not None:
+        free = sa.or_(free, DocumentVersion.lease_owner == handover_from)
     claimed = dict(
         session.execute(
             sa.update(DocumentVersion)
@@ -93,15 +97,23 @@ def claim_batch(
 
 
 def finish_batch(
-    session: Session, stage: Status, owner: str, version_ids: Sequence[uuid.UUID]
+    session: Session,
+    stage: Status,
+    owner: str,
+    version_ids: Sequence[uuid.UUID],
+    *,
+    keep_lease: bool = False,
 ) -> list[uuid.UUID]:
     """Move the versions this owner holds from `stage` to the next state, each with its event,
-    and give the leases back; the ids that moved (a superseded one does not)."""
+    and give the leases back (or keep them for the next stage's task: `keep_lease`); the ids
+    that moved (a superseded one does not)."""
     target = next_stage(stage)
     if not version_ids or not can_move(stage, target):
         return []
     now = utcnow()
-    values = {"status": target, "updated_at": now, "lease_owner": None, "lease_expires_at": None}
+    values: dict[str, object] = {"status": target, "updated_at": now}
+    if not keep_lease:
+        values.update(lease_owner=None, lease_expires_at=None)
     if target in STAGE_TIMESTAMP:
         values[STAGE_TIMESTAMP[target]] = now
     moved = session.execute(
