@@ -198,7 +198,23 @@ def run(seed: int) -> dict[str, Any]:
         running = {name: start() for name, start in workers.items()}
         handles = {name: ctx.__enter__() for name, ctx in running.items()}
         logs: list[Path] = []
+        exits = 0
         started = time.monotonic()
+
+        def restart(which: str) -> None:
+            logs.append(handles[which].log)
+            running[which].__exit__(None, None, None)
+            running[which] = workers[which]()
+            handles[which] = running[which].__enter__()
+
+        def revive() -> None:
+            """Start again a worker that exited on its own, as compose and Kubernetes do
+            (a Celery worker may exit when its broker vanishes)."""
+            nonlocal exits
+            for which in workers:
+                if handles[which].process.poll() is not None:
+                    restart(which)
+                    exits += 1
         try:
             # Load: every page once, then ten of them re-published twice in quick succession,
             # from four threads at once (the webhook's concurrency).
@@ -219,10 +235,7 @@ def run(seed: int) -> dict[str, Any]:
             def kill_one(which: str) -> None:
                 nonlocal kills
                 handles[which].kill()
-                logs.append(handles[which].log)
-                running[which].__exit__(None, None, None)
-                running[which] = workers[which]()
-                handles[which] = running[which].__enter__()
+                restart(which)
                 kills += 1
 
             # Faults, a few seconds apart: kills, the stand-in failing, the database "restarting".
@@ -256,9 +269,14 @@ def run(seed: int) -> dict[str, Any]:
             def gone(ids: set[object]) -> bool:
                 return not (ids & in_flight_ids())
 
-            wait_for(lambda: gone(lost_with_broker), timeout=600, interval=0.2, what="recovery")
+            wait_for(
+                lambda: revive() or gone(lost_with_broker),
+                timeout=600,
+                interval=0.2,
+                what="recovery",
+            )
             recovery = time.monotonic() - back
-            wait_for(lambda: not in_flight_ids(), timeout=600, interval=0.5, what="the end")
+            wait_for(lambda: revive() or not in_flight_ids(), timeout=600, what="the end")
             elapsed = time.monotonic() - started
         finally:
             for name, ctx in running.items():
@@ -301,6 +319,7 @@ def run(seed: int) -> dict[str, Any]:
             "deadlock_lines": text.count("deadlock detected"),
             "submit_errors": len(errors),
             "kills": kills,
+            "exits": exits,
             "stand_in": {s: fake.count(s) for s in (200, 429, 500)},
             "in_flight_at_loss": len(lost_with_broker),
             "recovery": recovery,
@@ -344,6 +363,8 @@ def render(result: dict[str, Any]) -> str:
             f"| stand-in answers 200 / 429 / 500 | {answers} |",
             f"| versions in flight when the broker was lost | {result['in_flight_at_loss']} |",
             f"| recovery after the broker came back empty | {result['recovery']:.1f} s |",
+            f"| workers that exited on their own (restarted, as an orchestrator does) | "
+            f"{result['exits']} |",
             f"| whole run | {result['elapsed']:.0f} s |",
             "",
             "Recovery is the time from the empty broker being back to the last of the versions "
