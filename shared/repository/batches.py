@@ -45,30 +45,51 @@ def claim_batch(
     stage's task kept its lease for this one (no release and re-claim in between)."""
     now = utcnow()
     free = sa.or_(DocumentVersion.lease_owner.is_(None), DocumentVersion.lease_expires_at < now)
-    wanted = set(version_ids)
+    if handover_from is not None:
+        free = sa.or_(free, DocumentVersion.lease_owner == handover_from)
+    extra: list[uuid.UUID] = []
     if take_waiting_chunks > 0:
         rows = session.execute(
             sa.select(DocumentVersion.id, DocumentVersion.chunk_count)
-            .where(DocumentVersion.status == stage, free, DocumentVersion.id.not_in(wanted))
+            .where(
+                DocumentVersion.status == stage,
+                free,
+                DocumentVersion.id.not_in(list(version_ids)),
+            )
             .order_by(DocumentVersion.updated_at)
             .limit(2048)
-            .with_for_update(skip_locked=True, key_share=True)
         ).all()
         chunks = 0
         for version_id, count in rows:
             if chunks >= take_waiting_chunks:
                 break
-            wanted.add(version_id)
+            extra.append(version_id)
             chunks += count or 0
-    if handover_from is not None:
-        free = sa.or_(free, DocumentVersion.lease_owner == handover_from)
-    claimed = dict(
-        session.execute(
-            sa.update(DocumentVersion)
-            .where(DocumentVersion.id.in_(wanted), DocumentVersion.status == stage, free)
-            .values(lease_owner=owner, lease_expires_at=now + lease, updated_at=now)
-            .returning(DocumentVersion.id, DocumentVersion.document_id)
-        ).all()
+    # The rows are locked first, skipping those another task is locking (it takes them): two
+    # tasks taking each other's versions at once never wait on each other (no deadlock), and
+    # the UPDATE below touches only rows this transaction holds.
+    wanted = set(
+        session.scalars(
+            sa.select(DocumentVersion.id)
+            .where(
+                DocumentVersion.id.in_([*version_ids, *extra]),
+                DocumentVersion.status == stage,
+                free,
+            )
+            .with_for_update(skip_locked=True, key_share=True)
+        )
+    )
+    claimed = (
+        dict(
+            session.execute(
+                sa.update(DocumentVersion)
+                .where(DocumentVersion.id.in_(wanted), DocumentVersion.status == stage, free)
+                .values(lease_owner=owner, lease_expires_at=now + lease, updated_at=now)
+                .returning(DocumentVersion.id, DocumentVersion.document_id)
+            ).all()
+        )
+        if wanted
+        else {}
     )
     rest = [v for v in version_ids if v not in claimed]
     statuses = (
