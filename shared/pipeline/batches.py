@@ -155,12 +155,13 @@ def _embed(
         pending.append(Pending(chunk.chunk_id, version_id, text, (tokens or 0) + headings[path]))
 
     def store(answer: Answer) -> None:
-        """Store the previous answer now that another came (the last waits for the finish)."""
-        if last:
-            with transaction() as session:
-                _store(session, last)
-                repo.heartbeat_batch(session, owner, held, _lease(settings))
-        last.append(answer)
+        """Store an answer at once; the final one is stored with the finish (a commit less)."""
+        if answer.final:
+            last.append(answer)
+            return
+        with transaction() as session:
+            _store(session, [answer])
+            repo.heartbeat_batch(session, owner, held, _lease(settings))
 
     return embed_pending(embedder, pending, limits_for(settings), store)
 

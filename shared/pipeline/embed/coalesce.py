@@ -15,6 +15,7 @@ after the other requests have been answered and stored.
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
@@ -45,6 +46,7 @@ class Answer:
     chunks: dict[uuid.UUID, int]  # chunks embedded per version
     requests: int
     versions: frozenset[uuid.UUID]
+    final: bool = False  # no other request is waiting or in flight: nothing else to store
 
 
 @dataclass(frozen=True)
@@ -91,7 +93,10 @@ def embed_pending(
                 except TransientError as exc:
                     transient = transient or exc
                 else:
-                    on_answer(_answer(group, result))
+                    answer = _answer(group, result)
+                    if not queue and not running:
+                        answer = dataclasses.replace(answer, final=True)
+                    on_answer(answer)
     if transient is not None:
         raise transient
     return failed
