@@ -1,16 +1,17 @@
 """All SQL of the service, one module per concern. Functions take a Session; the caller
 owns the transaction. Import the package (`from shared import repository as repo`).
 
-Every state change goes through `transition` (or the lease helpers built on it): a
-conditional UPDATE that succeeds for exactly one caller, with its event row written in the
-same transaction.
+Every state change goes through `transition` (or the lease helpers built on it, or
+`finish_batch`, the same for a batch of versions): a conditional UPDATE that succeeds for
+exactly one caller, with its event rows written in the same transaction.
 
 Row locks (LOCK_ORDER): a transaction that locks a document does so before any of its
 versions (register, supersede, make current, delete), and every row lock is FOR NO KEY
 UPDATE, the strength an UPDATE that changes no key takes. FOR UPDATE would also block the
 FOR KEY SHARE that Postgres takes on the document for a version row's foreign-key check, so
 a stage writing its version twice in one transaction would deadlock with a registration.
-Stages lock only their own version row (and the document first, where they describe it).
+Stages lock only their own version row (and the document first, where they describe it);
+a batch stage locks its versions' rows with SKIP LOCKED, so it never waits on another's.
 """
 
 from __future__ import annotations
