@@ -82,7 +82,7 @@ def run_local(
     try:
         for version_id in version_ids:
             try:
-                if stages.convert_version(version_id, OWNER) in (
+                if stages.convert_version(version_id, OWNER, then_chunk=True) in (
                     stages.Outcome.DONE,
                     stages.Outcome.SKIPPED,
                 ) and stages.chunk_version(version_id, OWNER) in (

@@ -14,7 +14,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 from enum import StrEnum
+from typing import Any
 
+import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
 from shared import repository as repo
@@ -129,8 +131,12 @@ def _finish(session: Session, ctx: StageContext, stage: Status) -> bool:
 # --- convert ---------------------------------------------------------------------------
 
 
-def convert_version(version_id: uuid.UUID, owner: str) -> Outcome:
-    """Bytes -> Markdown and page map (pypdf for PDFs), stored on the version."""
+def convert_version(version_id: uuid.UUID, owner: str, *, then_chunk: bool = False) -> Outcome:
+    """Bytes -> Markdown and page map (pypdf for PDFs), stored on the version.
+
+    `then_chunk` (the embedded default, where no queue sits between the two stages): chunk the
+    conversion at once and store both with both moves in one transaction, keeping the lease
+    from one stage to the next."""
 
     def work(ctx: StageContext) -> bool:
         version = ctx.version
@@ -159,6 +165,8 @@ def convert_version(version_id: uuid.UUID, owner: str) -> Outcome:
                 if repo.mark_fetched_unchanged(session, version, ctx.owner):
                     return True  # same bytes as the indexed version: nothing more to do
         converted = convert(data, media_type, filename)
+        document_id = version.document_id
+        chunked = _chunked(ctx, document_id, converted, converted.metadata) if then_chunk else None
         with transaction() as session:
             repo.save_conversion(
                 session,
@@ -168,7 +176,17 @@ def convert_version(version_id: uuid.UUID, owner: str) -> Outcome:
                 page_starts=[list(pair) for pair in converted.page_starts],
                 conversion={"metadata": converted.metadata, "warnings": converted.warnings},
             )
-            return _finish(session, ctx, Status.CONVERTING)
+            if chunked is None:
+                return _finish(session, ctx, Status.CONVERTING)
+            keep = {
+                "lease_owner": ctx.owner,
+                "lease_expires_at": sa.literal_column("lease_expires_at"),
+            }
+            if not repo.finish_stage(
+                session, ctx.version_id, Status.CONVERTING, ctx.owner, values=keep
+            ):
+                return False
+            return _save_chunks(session, ctx, document_id, *chunked)
 
     return run_stage(Status.CONVERTING, version_id, owner, work, load=("content",))
 
@@ -182,20 +200,38 @@ def chunk_version(version_id: uuid.UUID, owner: str) -> Outcome:
     def work(ctx: StageContext) -> bool:
         version = ctx.version
         assert version is not None
-        markdown, document_id = version.markdown or "", version.document_id
+        markdown = version.markdown or ""
         page_starts = [tuple(pair) for pair in version.page_starts or []]
-        described = dict((version.conversion or {}).get("metadata") or {})
         converted = Converted(markdown=markdown, page_starts=page_starts)  # type: ignore[arg-type]
-        described.update(front_matter(normalise(markdown))[0])
-        # No chunks (a page of front matter only) is indexed as empty: its old points go.
-        chunks = chunk_markdown(markdown, ChunkSettings.from_settings(ctx.settings))
-        rows = indexing.chunk_rows(document_id, chunks, converted)
+        metadata = (version.conversion or {}).get("metadata") or {}
+        chunked = _chunked(ctx, version.document_id, converted, metadata)
         with transaction() as session:
-            repo.describe_document(session, document_id, described)
-            repo.replace_chunks(session, ctx.version_id, rows)
-            return _finish(session, ctx, Status.CHUNKING)
+            return _save_chunks(session, ctx, version.document_id, *chunked)
 
     return run_stage(Status.CHUNKING, version_id, owner, work, load=("markdown",))
+
+
+def _chunked(
+    ctx: StageContext, document_id: uuid.UUID, converted: Converted, metadata: dict[str, Any]
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The chunk rows of a conversion, and what it says about the document."""
+    described = dict(metadata)
+    described.update(front_matter(normalise(converted.markdown))[0])
+    # No chunks (a page of front matter only) is indexed as empty: its old points go.
+    chunks = chunk_markdown(converted.markdown, ChunkSettings.from_settings(ctx.settings))
+    return indexing.chunk_rows(document_id, chunks, converted), described
+
+
+def _save_chunks(
+    session: Session,
+    ctx: StageContext,
+    document_id: uuid.UUID,
+    rows: list[dict[str, Any]],
+    described: dict[str, Any],
+) -> bool:
+    repo.describe_document(session, document_id, described)
+    repo.replace_chunks(session, ctx.version_id, rows)
+    return _finish(session, ctx, Status.CHUNKING)
 
 
 # --- embed, upsert, finalize: over batches of versions, in shared.pipeline.batches --------

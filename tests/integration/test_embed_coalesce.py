@@ -50,6 +50,8 @@ def test_inputs_of_many_pages_fill_full_requests_and_repeats_go_once(fake: FakeO
     stored = {cid for answer in answers for cid in answer.vectors}
     assert stored == {item.chunk_id for item in pending}
     assert sum(answer.chunks[v] for answer in answers for v in answer.chunks) == len(pending)
+    billed = sum(r.tokens for r in fake.requests)
+    assert sum(n for answer in answers for n in answer.tokens.values()) == billed
 
 
 def test_a_refused_input_fails_only_its_own_version(fake: FakeOpenAI) -> None:

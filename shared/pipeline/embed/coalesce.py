@@ -136,8 +136,11 @@ def _answer(group: Sequence[Pending], result: EmbedResult) -> Answer:
         if item.text in seen:
             continue
         seen.add(item.text)
-        share = round(result.tokens * item.tokens / estimate)
+        share = result.tokens * item.tokens // estimate
         tokens[item.version_id] = tokens.get(item.version_id, 0) + share
+    if tokens:  # what the integer shares left over, so the versions' sum is what was billed
+        first = next(iter(tokens))
+        tokens[first] += result.tokens - sum(tokens.values())
     return Answer(
         vectors={item.chunk_id: vector_of[item.text] for item in group},
         tokens=tokens,
