@@ -3,31 +3,40 @@
 Real Postgres (a database of its own) and Redis (a reserved database), Celery workers as
 subprocesses (`cpu` queue: prefork with 1 or 2 processes; `io` queue: one process, threads,
 because local Qdrant locks its folder to one process), local Qdrant, and the OpenAI stand-in
-with zero latency. Every corpus file is submitted at once; the clock stops when the last one
-has left the pipeline. Stage shares come from the versions' stage timestamps. The chunker
+(`--latency-ms`, `--tpm`: it answers 429 beyond that budget). Every corpus file is submitted
+at once (`--copies N`: N renamed copies, every heading changed so no embedding input repeats);
+the clock stops when the last one has left the pipeline. Stage shares come from the versions'
+stage timestamps; Postgres transactions per page from `pg_stat_database` (the run's own
+database: uploads, workers, pre-pings; the benchmark's own polling subtracted). The chunker
 alone, on the same files in this process, is the yardstick.
 
-    uv run python bench/pipeline.py [--write]
+`embedded` times whole commands instead, side by side in alternating rounds on one stand-in:
+`ingest run` (the embedded default) against LlamaIndex's IngestionPipeline
+(`bench/llamaindex_ingest.py`).
+
+    uv run python bench/pipeline.py [celery] [--latency-ms 0] [--tpm N] [--copies 1]
+    uv run python bench/pipeline.py embedded [--latency-ms 300] [--rounds 3]
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-CORPUS = ROOT.parent / "shared" / "corpus"
+CORPUS = Path(os.environ.get("BENCH_CORPUS") or ROOT.parent / "shared" / "corpus")
 os.environ.setdefault("TIKTOKEN_CACHE_DIR", str(ROOT.parent / "shared" / "tiktoken-cache"))
 sys.path.insert(0, str(ROOT))
 
 import sqlalchemy as sa  # noqa: E402
 
-from bench.report import write_section  # noqa: E402
 from shared import ingest  # noqa: E402
 from shared import repository as repo  # noqa: E402
 from shared.db import transaction  # noqa: E402
@@ -36,6 +45,7 @@ from shared.models import DocumentVersion  # noqa: E402
 from shared.pipeline.chunk import chunk_markdown  # noqa: E402
 from shared.pipeline.convert import convert, detect_media_type  # noqa: E402
 from shared.settings import get_settings  # noqa: E402
+from shared.tokens import count_tokens  # noqa: E402
 from tests.fakes.openai_server import FakeOpenAI  # noqa: E402
 from tests.services import reserved_redis_database, temporary_postgres_database  # noqa: E402
 from tests.workers import celery_worker, wait_for  # noqa: E402
@@ -65,11 +75,45 @@ def chunker_alone(files: list[Path]) -> tuple[float, int]:
     return time.perf_counter() - started, chunks
 
 
-def run_once(cpu_processes: int, files: list[Path], qdrant: str) -> dict[str, object]:
+def copy_of(text: str, number: int) -> str:
+    """Copy `number` of a page: every heading changed, so no embedding input repeats."""
+    if number == 0:
+        return text
+    return re.sub(r"^(#{1,6} .*?)\s*$", rf"\1 (copy {number})", text, flags=re.M)
+
+
+def transactions(db_url: str) -> int:
+    """Transactions committed or rolled back in the database so far."""
+    engine = sa.create_engine(db_url)
+    try:
+        with engine.connect() as conn:
+            conn.execute(sa.text("SELECT pg_stat_force_next_flush()"))
+            conn.execute(sa.text("SELECT pg_stat_clear_snapshot()"))
+            return int(
+                conn.execute(
+                    sa.text(
+                        "SELECT xact_commit + xact_rollback FROM pg_stat_database "
+                        "WHERE datname = current_database()"
+                    )
+                ).scalar_one()
+            )
+    finally:
+        engine.dispose()
+
+
+def run_once(
+    cpu_processes: int,
+    files: list[Path],
+    qdrant: str,
+    *,
+    latency_ms: int = 0,
+    tpm: int | None = None,
+    copies: int = 1,
+) -> dict[str, object]:
     with (
         temporary_postgres_database() as db_url,
         reserved_redis_database() as redis_url,
-        FakeOpenAI() as fake,
+        FakeOpenAI(latency=latency_ms / 1000, tokens_per_minute=tpm) as fake,
         tempfile.TemporaryDirectory() as tmp,
     ):
         env = {
@@ -80,6 +124,7 @@ def run_once(cpu_processes: int, files: list[Path], qdrant: str) -> dict[str, ob
             "OPENAI_API_KEY": "sk-bench",
             "OPENAI_BASE_URL": fake.base_url,
             "EMBEDDING_DIMENSIONS": "1536",
+            "EMBEDDING_TOKENS_PER_MINUTE": str(tpm or 1_000_000),
         }
         os.environ.update(env)
         get_settings.cache_clear()
@@ -88,26 +133,34 @@ def run_once(cpu_processes: int, files: list[Path], qdrant: str) -> dict[str, ob
 
         configure(app, get_settings())
         upgrade(db_url)
-        logs = Path(tmp)
+        logs = Path(os.environ.get("BENCH_LOGS") or tmp)
+        pages = [
+            (f"{number}-{path.name}", copy_of(path.read_text(encoding="utf-8"), number).encode())
+            for number in range(copies)
+            for path in files
+        ]
+        polls = 0
         with (
             celery_worker(env, logs, queues="cpu", concurrency=cpu_processes, pool="prefork"),
             celery_worker(env, logs, queues="io", concurrency=4, pool="threads"),
         ):
+            before = transactions(db_url)
             started = time.perf_counter()
             ids = []
-            for path in files:
-                data = path.read_bytes()
+            for name, data in pages:
                 new = repo.NewVersion(
                     source="bench",
-                    external_id=path.name,
+                    external_id=name,
                     content=data,
                     sha256=ingest.sha256(data),
                     media_type="text/markdown",
-                    filename=path.name,
+                    filename=name,
                 )
                 ids.append(ingest.submit(new, enqueue_version).version_id)
 
             def finished() -> bool:
+                nonlocal polls
+                polls += 1
                 with transaction() as session:
                     waiting = session.scalar(
                         sa.select(sa.func.count()).where(
@@ -116,23 +169,32 @@ def run_once(cpu_processes: int, files: list[Path], qdrant: str) -> dict[str, ob
                     )
                 return waiting == 0
 
-            wait_for(finished, timeout=900, interval=0.2, what="the corpus to be indexed")
+            wait_for(finished, timeout=3600, interval=0.2, what="the corpus to be indexed")
             elapsed = time.perf_counter() - started
         with transaction() as session:
             versions = repo.versions_by_id(session, ids)
+        from shared.db import engine
+
+        engine().dispose()
+        spent = transactions(db_url) - before - polls - 1
         statuses = {str(v.status) for v in versions}
         shares = {
             name: sum((getattr(v, end) - getattr(v, start)).total_seconds() for v in versions)
             for name, start, end in STAGES
         }
+        answered = [r for r in fake.requests if r.status == 200]
         return {
             "cpu": cpu_processes,
+            "latency_ms": latency_ms,
+            "tpm": tpm,
             "elapsed": elapsed,
             "documents": len(versions),
             "statuses": statuses,
             "tokens": sum(v.tokens_spent for v in versions),
             "chunks": sum(v.chunk_count or 0 for v in versions),
-            "requests": len(fake.requests),
+            "requests": len(answered),
+            "rate_limited": sum(1 for r in fake.requests if r.status == 429),
+            "transactions": spent,
             "shares": shares,
             "latency": statistics.median(
                 (v.finished_at - v.received_at).total_seconds() for v in versions
@@ -142,46 +204,113 @@ def run_once(cpu_processes: int, files: list[Path], qdrant: str) -> dict[str, ob
 
 def render(runs: list[dict[str, object]], alone: float, chunks: int, size_mb: float) -> str:
     lines = [
-        "## Pipeline",
-        "",
-        f"`uv run python bench/pipeline.py --write`: the 162 corpus files ({size_mb:.2f} MB) "
-        "submitted at once through real workers (Redis, Postgres, local Qdrant, zero-latency "
-        "OpenAI stand-in); `cpu` queue with prefork, `io` queue with one 4-thread process.",
-        "",
-        "| cpu worker processes | documents/s | tokens/s | chunks | requests | wall s | "
-        "median time in pipeline s |",
-        "|---:|---:|---:|---:|---:|---:|---:|",
+        "| cpu worker processes | stand-in latency ms | TPM budget | documents | documents/s | "
+        "tokens/s | share of budget | 429s | requests | requests per page | requests per "
+        "1,000 chunks | transactions per page | wall s | median time in pipeline s |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for run in runs:
+        documents, chunks_run = int(run["documents"]), int(run["chunks"])  # type: ignore[call-overload]
+        elapsed, tokens = float(run["elapsed"]), int(run["tokens"])  # type: ignore[arg-type, call-overload]
+        tpm = run["tpm"]
+        share = f"{tokens / elapsed * 60 / tpm:.2f}" if tpm else "-"  # type: ignore[operator]
         lines.append(
-            f"| {run['cpu']} | {run['documents'] / run['elapsed']:.1f} | "
-            f"{run['tokens'] / run['elapsed']:,.0f} | {run['chunks']} | {run['requests']} | "
-            f"{run['elapsed']:.1f} | {run['latency']:.2f} |"
+            f"| {run['cpu']} | {run['latency_ms']} | {tpm or '-'} | {documents} | "
+            f"{documents / elapsed:.1f} | {tokens / elapsed:,.0f} | {share} | "
+            f"{run['rate_limited']} | {run['requests']} | "
+            f"{int(run['requests']) / documents:.2f} | "  # type: ignore[call-overload]
+            f"{1000 * int(run['requests']) / max(chunks_run, 1):.1f} | "  # type: ignore[call-overload]
+            f"{int(run['transactions']) / documents:.1f} | {elapsed:.1f} | "  # type: ignore[call-overload]
+            f"{run['latency']:.2f} |"
         )
-    documents = int(runs[0]["documents"])  # type: ignore[call-overload]
     lines += [
         "",
-        f"The chunker alone (convert + chunk in one process): {documents / alone:.1f} "
-        f"documents/s ({alone:.2f} s for {chunks} chunks).",
+        f"The chunker alone (convert + chunk in one process, {size_mb:.2f} MB): "
+        f"{len(corpus_files()) / alone:.1f} documents/s ({alone:.2f} s for {chunks} chunks).",
         "",
-        "Share of the versions' time in each stage (sum over documents, from stage timestamps):",
+        "Share of the versions' time in each stage (sum over documents, from stage timestamps; "
+        "a stage's share includes the wait for its task in the queue):",
         "",
-        "| stage | " + " | ".join(f"{run['cpu']} cpu" for run in runs) + " |",
+        "| stage | "
+        + " | ".join(f"{run['cpu']} cpu, {run['latency_ms']} ms" for run in runs)
+        + " |",
         "|---|" + "---:|" * len(runs),
     ]
     for name, _, _ in STAGES:
         cells = []
         for run in runs:
             shares = run["shares"]
-            total = sum(shares.values()) or 1
-            cells.append(f"{100 * shares[name] / total:.0f} %")
+            total = sum(shares.values()) or 1  # type: ignore[attr-defined]
+            cells.append(f"{100 * shares[name] / total:.0f} %")  # type: ignore[index]
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+# --- embedded default against LlamaIndex, whole commands ------------------------------------
+
+
+def _clean_env(**extra: str) -> dict[str, str]:
+    """This environment without the service settings the Celery runs put in it."""
+    dropped = {"DATABASE_URL", "REDIS_URL", "QDRANT_PATH", "QDRANT_URL", "EMBEDDING_DIMENSIONS"}
+    env = {k: v for k, v in os.environ.items() if k not in dropped}
+    return {**env, **extra}
+
+
+def timed(command: list[str], env: dict[str, str], cwd: str) -> float:
+    started = time.perf_counter()
+    done = subprocess.run(command, env=env, cwd=cwd, capture_output=True, text=True)
+    elapsed = time.perf_counter() - started
+    if done.returncode != 0:
+        raise RuntimeError(f"{command[:3]} failed: {done.stderr[-2000:]}")
+    return elapsed
+
+
+def embedded_rounds(latency_ms: int, rounds: int) -> dict[str, list[float]]:
+    """Wall seconds of each contender per round, alternating, on one stand-in."""
+    ingest_cmd = [str(ROOT / ".venv" / "bin" / "ingest"), "run", str(CORPUS)]
+    llama_cmd = [sys.executable, str(ROOT / "bench" / "llamaindex_ingest.py"), str(CORPUS)]
+    times: dict[str, list[float]] = {"ingest run": [], "LlamaIndex": []}
+    with FakeOpenAI(latency=latency_ms / 1000) as fake:
+        env = _clean_env(
+            EMBEDDING_PROVIDER="openai",
+            OPENAI_API_KEY="sk-bench",
+            OPENAI_BASE_URL=fake.base_url,
+        )
+        for number in range(rounds):
+            order = (
+                ["ingest run", "LlamaIndex"] if number % 2 == 0 else ["LlamaIndex", "ingest run"]
+            )
+            for name in order:
+                with tempfile.TemporaryDirectory() as tmp:
+                    command = ingest_cmd if name == "ingest run" else [*llama_cmd, f"{tmp}/q"]
+                    times[name].append(timed(command, env, tmp))
+    return times
+
+
+def render_embedded(results: dict[int, dict[str, list[float]]], tokens: int) -> str:
+    lines = [
+        "| stand-in latency ms | contender | median wall s (whole command) | corpus tokens/s | "
+        "ratio to LlamaIndex |",
+        "|---:|---|---:|---:|---:|",
+    ]
+    for latency, times in results.items():
+        llama = statistics.median(times["LlamaIndex"])
+        for name, values in times.items():
+            wall = statistics.median(values)
+            lines.append(
+                f"| {latency} | {name} | {wall:.1f} | {tokens / wall:,.0f} | {llama / wall:.2f}x |"
+            )
     return "\n".join(lines) + "\n"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--write", action="store_true", help="update docs/benchmarks.md")
+    parser.add_argument("mode", nargs="?", choices=["celery", "embedded"], default="celery")
+    parser.add_argument("--latency-ms", type=int, nargs="+", default=None)
+    parser.add_argument("--tpm", type=int, default=None, help="the stand-in's token budget")
+    parser.add_argument("--copies", type=int, default=1, help="corpus copies (celery)")
+    parser.add_argument("--cpu", type=int, nargs="+", default=[2], help="cpu worker processes")
+    parser.add_argument("--rounds", type=int, default=3, help="alternating rounds (embedded)")
     parser.add_argument(
         "--qdrant",
         choices=["disk", ":memory:"],
@@ -190,15 +319,22 @@ def main() -> None:
     )
     args = parser.parse_args()
     files = corpus_files()
+    if args.mode == "embedded":
+        tokens = sum(count_tokens(p.read_text(encoding="utf-8")) for p in files)
+        results = {ms: embedded_rounds(ms, args.rounds) for ms in args.latency_ms or [0, 300]}
+        print(results)
+        print(render_embedded(results, tokens))
+        return
     size_mb = sum(p.stat().st_size for p in files) / 1e6
     alone, chunks = chunker_alone(files)
-    runs = [run_once(n, files, args.qdrant) for n in (1, 2)]
+    runs = [
+        run_once(n, files, args.qdrant, latency_ms=ms, tpm=args.tpm, copies=args.copies)
+        for ms in args.latency_ms or [0]
+        for n in args.cpu
+    ]
     for run in runs:
         assert run["statuses"] == {"indexed"}, run["statuses"]
-    section = render(runs, alone, chunks, size_mb)
-    print(section)
-    if args.write:
-        write_section("Pipeline", section)
+    print(render(runs, alone, chunks, size_mb))
 
 
 if __name__ == "__main__":

@@ -62,6 +62,12 @@ class Settings(BaseSettings):
     embedding_requests_per_minute: int = Field(default=3_000, ge=1)
     embedding_max_retries: int = Field(default=8, ge=0)
     embedding_timeout_seconds: float = 60.0
+    embedding_concurrent_requests: int = Field(
+        default=4,
+        ge=1,
+        description="Embedding requests one embed task keeps in flight at once (the shared "
+        "rate limiter still keeps the fleet under its budget).",
+    )
     hashing_dimensions: int = 1536
     tiktoken_cache_dir: str | None = Field(
         default=None,

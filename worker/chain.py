@@ -6,6 +6,7 @@ import uuid
 
 import redis
 from celery import chain
+from celery.result import AsyncResult
 
 from shared.settings import get_settings
 from shared.states import Status
@@ -19,13 +20,18 @@ STAGE_TASKS = {
     Status.EMBEDDING: tasks.embed,
     Status.UPSERTING: tasks.upsert,
 }
-ORDER = [tasks.convert, tasks.chunk, tasks.embed, tasks.upsert, tasks.finalize]
+# The chain a version is sent with; embed sends upsert, and upsert finalize, for the whole
+# batch it finished (so those carry lists of ids).
+ORDER = [tasks.convert, tasks.chunk, tasks.embed]
 
 
 def pipeline(version_id: uuid.UUID, start: Status = Status.RECEIVED) -> chain:
-    """convert -> chunk -> embed -> upsert -> finalize, or its tail from `start`."""
-    first = ORDER.index(STAGE_TASKS[start])
-    return chain(*(task.si(str(version_id)) for task in ORDER[first:]))
+    """convert -> chunk -> embed (which goes on to upsert -> finalize), or its tail from
+    `start`."""
+    task = STAGE_TASKS[start]
+    if task not in ORDER:
+        return chain(task.si([str(version_id)]))
+    return chain(*(t.si(str(version_id)) for t in ORDER[ORDER.index(task) :]))
 
 
 def enqueue_version(version_id: uuid.UUID, start: Status = Status.RECEIVED) -> None:
@@ -48,5 +54,6 @@ def backlog(stage: Status) -> int:
         client.close()
 
 
-def enqueue_delete(document_id: uuid.UUID) -> None:
-    tasks.delete.apply_async((str(document_id),))
+def enqueue_delete(document_id: uuid.UUID) -> AsyncResult:
+    """Send a document's delete (call only after the commit that marked it deleted)."""
+    return tasks.delete.apply_async((str(document_id),))

@@ -3,26 +3,20 @@
 `setup_logging` has a receiver, so Celery leaves the root logger to `shared.log` (the level is
 `LOG_LEVEL`, not `celery -l`). Around each task the task id, task name, stage and the version
 (or document) id are bound, so Celery's own "Task ... succeeded" line carries them too; the
-stage's own lines add the document id, read with its claim (no extra read per task). When a
-finalize task makes a version current, one `ingest finished` line sums the document up.
+stage's own lines add the document id, read with its claim (no extra read per task). When
+finalize makes a version current, one `ingest finished` line sums the document up.
 """
 
 from __future__ import annotations
 
-import logging
-import uuid
 from typing import Any
 
 from celery import Task
 from celery.signals import setup_logging, task_postrun, task_prerun
 
 from shared import log
-from shared import repository as repo
-from shared.db import transaction
 from shared.settings import get_settings
-from shared.states import Status
 
-logger = log.get_logger("worker.ingest")
 TASK_PREFIX = "ingest."
 DOCUMENT_TASKS = {"ingest.delete"}  # their argument is a document id, not a version id
 
@@ -30,19 +24,6 @@ DOCUMENT_TASKS = {"ingest.delete"}  # their argument is a document id, not a ver
 @setup_logging.connect
 def _configure(**_: Any) -> None:
     log.configure_logging(get_settings())
-
-
-def _version_row(version_id: str) -> Any:
-    """The version row, or None (a lookup for logs must never fail a task)."""
-    try:
-        with transaction() as session:
-            row = repo.load_version(session, uuid.UUID(version_id))
-            if row is not None:
-                session.expunge(row)
-            return row
-    except Exception:
-        logging.getLogger(__name__).debug("no version row for the log context", exc_info=True)
-        return None
 
 
 def task_ids(task_name: str, task_id: str | None, args: tuple[Any, ...]) -> dict[str, object]:
@@ -57,6 +38,12 @@ def task_ids(task_name: str, task_id: str | None, args: tuple[Any, ...]) -> dict
     if task_name in DOCUMENT_TASKS:
         ids["document_id"] = args[0]
         return ids
+    if isinstance(args[0], list | tuple):  # a batch: each version's lines carry its own ids
+        if len(args[0]) == 1:
+            ids["version_id"] = args[0][0]
+        else:
+            ids["versions"] = len(args[0])
+        return ids
     ids["version_id"] = args[0]  # the stage binds the document id to its lines
     return ids
 
@@ -68,20 +55,6 @@ def _bind_task(task_id: str, task: Task, args: tuple[Any, ...] = (), **_: Any) -
 
 
 @task_postrun.connect
-def _unbind_task(
-    task: Task, args: tuple[Any, ...] = (), retval: Any = None, state: str = "", **_: Any
-) -> None:
-    try:
-        if task.name == "ingest.finalize" and state == "SUCCESS" and retval == "done" and args:
-            row = _version_row(str(args[0]))
-            if row is not None and row.status == Status.INDEXED:
-                logger.info(
-                    "ingest finished",
-                    document_id=str(row.document_id),
-                    status=str(row.status),
-                    chunk_count=row.chunk_count,
-                    chunks_embedded=row.chunks_embedded,
-                    tokens_spent=row.tokens_spent,
-                )
-    finally:
-        log.clear()
+def _unbind_task(**_: Any) -> None:
+    """The finalize stage writes each version's "ingest finished" line itself."""
+    log.clear()

@@ -11,6 +11,9 @@ A task maps a stage's outcome to Celery, with retry budgets of its own, taken fr
   below the visibility timeout); a stage runs at most `MAX_ATTEMPTS` times, then the version
   ends `failed` (retryable) with a message an editor can read.
 The two budgets are counted apart: the BUSY waits travel in the message (`busy_waits`).
+
+Convert and chunk take one version; embed, upsert and finalize take a batch of version ids (a
+single id is a batch of one), and each sends the next stage for the versions it finished.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from celery import Task
 
 from shared.errors import TransientError
 from shared.log import get_logger
-from shared.pipeline import stages
+from shared.pipeline import batches, stages
 from shared.pipeline.convert import Ocr
 from shared.pipeline.failures import fail_version
 from shared.pipeline.reaper import reap as reap_versions
@@ -123,19 +126,84 @@ def chunk(self: Task, version_id: str, busy_waits: int = 0) -> str:
     return _run(self, stages.chunk_version, version_id, busy_waits)
 
 
+def _run_batch(
+    task: Task,
+    stage: Callable[..., batches.BatchOutcome],
+    version_ids: str | list[str],
+    busy_waits: int,
+    then: Task | None = None,
+    handover: str | None = None,
+) -> str:
+    """A stage over a batch of versions: the versions done go on to `then` in one message
+    (sent after the stage's commits), the busy ones are tried again later on their own, a
+    transient error retries the batch (what was stored stays stored)."""
+    ids = [version_ids] if isinstance(version_ids, str) else list(version_ids)
+    settings = get_settings()
+    try:
+        outcome = stage(
+            [uuid.UUID(v) for v in ids],
+            task.request.id or f"local-{uuid.uuid4()}",
+            handover_from=handover,
+        )
+    except Exception as exc:
+        attempt = task.request.retries - busy_waits + 1
+        if attempt >= settings.max_attempts:
+            transient = isinstance(exc, TransientError)
+            if not transient:
+                log.error("unexpected error in a stage", exc_info=exc)
+            for version_id in ids:
+                fail_version(
+                    uuid.UUID(version_id),
+                    code=exc.code if transient else "internal_error",
+                    message=exc.message
+                    if transient
+                    else f"Unexpected error in {task.name}; operators: see the worker log for "
+                    f"task {task.request.id}.",
+                    retryable=True,
+                    actor=task.name,
+                )
+            return stages.Outcome.STOPPED
+        backoff = min(2 ** (attempt - 1) * 2, settings.retry_backoff_max_seconds)
+        raise task.retry(countdown=backoff * random.uniform(0.75, 1.25), exc=exc) from exc
+    if then is not None and outcome.go_on:
+        then.apply_async(([str(v) for v in outcome.go_on],), {"handover": outcome.handover})
+    if outcome.busy:
+        if busy_waits >= busy_budget(settings):
+            log.warning(
+                "still held by another live task after one lease; leaving it to that task",
+                target=f"versions {', '.join(map(str, outcome.busy))}",
+                busy_waits=busy_waits,
+            )
+        else:
+            task.apply_async(
+                ([str(v) for v in outcome.busy],),
+                {"busy_waits": busy_waits + 1},
+                countdown=settings.busy_retry_seconds,
+            )
+    return str(outcome)
+
+
 @app.task(name="ingest.embed", **TASK_OPTIONS)
-def embed(self: Task, version_id: str, busy_waits: int = 0) -> str:
-    return _run(self, stages.embed_version, version_id, busy_waits)
+def embed(self: Task, version_ids: str | list[str], busy_waits: int = 0) -> str:
+    """Embeds its versions and the others waiting in `embedding`, in full requests."""
+    return _run_batch(self, batches.embed_versions, version_ids, busy_waits, then=upsert)
 
 
 @app.task(name="ingest.upsert", **TASK_OPTIONS)
-def upsert(self: Task, version_id: str, busy_waits: int = 0) -> str:
-    return _run(self, stages.upsert_version, version_id, busy_waits)
+def upsert(
+    self: Task, version_ids: str | list[str], busy_waits: int = 0, handover: str | None = None
+) -> str:
+    """`handover`: the embed task that kept the versions' leases for this one."""
+    return _run_batch(
+        self, batches.upsert_versions, version_ids, busy_waits, then=finalize, handover=handover
+    )
 
 
 @app.task(name="ingest.finalize", **TASK_OPTIONS)
-def finalize(self: Task, version_id: str, busy_waits: int = 0) -> str:
-    return _run(self, stages.finalize_version, version_id, busy_waits)
+def finalize(
+    self: Task, version_ids: str | list[str], busy_waits: int = 0, handover: str | None = None
+) -> str:
+    return _run_batch(self, batches.finalize_versions, version_ids, busy_waits, handover=handover)
 
 
 @app.task(name="ingest.delete", **TASK_OPTIONS)

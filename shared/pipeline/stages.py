@@ -15,7 +15,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 from enum import StrEnum
+from typing import Any
 
+import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
 from shared import repository as repo
@@ -23,6 +25,7 @@ from shared.adapters.fetch import fetch
 from shared.db import transaction
 from shared.errors import PermanentError
 from shared.log import bind, get_logger
+from shared.models import DocumentVersion
 from shared.pipeline import indexing
 from shared.pipeline.chunk import ChunkSettings, chunk_markdown, front_matter, normalise
 from shared.pipeline.convert import Converted, Ocr, OcrNeeded, convert, detect_media_type
@@ -48,6 +51,7 @@ class StageContext:
     settings: Settings
     document_id: uuid.UUID | None = None
     collection: str | None = None  # the active Qdrant collection, read with the claim
+    version: DocumentVersion | None = None  # the row, read with the claim (`load` columns too)
 
     def index(self) -> indexing.QdrantIndex:
         return indexing.index_for(self.settings, indexing.embedder(self.settings), self.collection)
@@ -70,6 +74,7 @@ def run_stage(
     settings: Settings | None = None,
     *,
     uses_index: bool = False,
+    load: tuple[str, ...] = (),
 ) -> Outcome:
     """Claim `stage`, run `work`, and turn permanent errors into `failed` with their code.
 
@@ -85,7 +90,7 @@ def run_stage(
         )
         if claim is repo.Claim.BUSY:
             return Outcome.BUSY
-        version = repo.load_version(session, version_id)
+        version = repo.load_version(session, version_id, *load)
         if claim is repo.Claim.SKIP:
             gone = version is None or Status(version.status) in TERMINAL
             return Outcome.STOPPED if gone else Outcome.SKIPPED
@@ -95,7 +100,7 @@ def run_stage(
             if uses_index
             else None
         )
-        ctx = StageContext(version_id, owner, settings, version.document_id, collection)
+        ctx = StageContext(version_id, owner, settings, version.document_id, collection, version)
     with bind(document_id=ctx.document_id):  # on the stage's lines; the hook's are task-wide
         return _work_and_record(stage, ctx, work)
 
@@ -105,14 +110,14 @@ def _work_and_record(
 ) -> Outcome:
     try:
         kept = work(ctx)
+    except PermanentError as exc:
+        fail_version(ctx.version_id, code=exc.code, message=exc.message, actor=ctx.owner)
+        return Outcome.STOPPED
     except OcrNeeded as needed:
         with transaction() as session:
             repo.release(session, ctx.version_id, ctx.owner)
         log.info("stage handed to the ocr queue", state=str(stage), pages=len(needed.pages))
         return Outcome.NEEDS_OCR
-    except PermanentError as exc:
-        fail_version(ctx.version_id, code=exc.code, message=exc.message, actor=ctx.owner)
-        return Outcome.STOPPED
     except BaseException:
         with transaction() as session:
             repo.release(session, ctx.version_id, ctx.owner)
@@ -136,20 +141,23 @@ def _finish(session: Session, ctx: StageContext, stage: Status) -> bool:
 HEARTBEAT_SECONDS = 30.0
 
 
-def convert_version(version_id: uuid.UUID, owner: str, ocr: Ocr = Ocr.RUN) -> Outcome:
+def convert_version(
+    version_id: uuid.UUID, owner: str, ocr: Ocr = Ocr.RUN, *, then_chunk: bool = False
+) -> Outcome:
     """Bytes -> Markdown and page map (pypdf for PDFs), stored on the version.
 
     Scanned pages are read with OCR (`ocr`), or, with `Ocr.DEFER`, the stage gives the
     version back and answers NEEDS_OCR so the `ocr` queue converts it.
-    """
+    `then_chunk` (the embedded default, where no queue sits between the two stages): chunk the
+    conversion at once and store both with both moves in one transaction, keeping the lease
+    from one stage to the next."""
 
     def work(ctx: StageContext) -> bool:
-        with transaction() as session:
-            version = repo.load_version(session, ctx.version_id, "content")
-            assert version is not None
-            data, media_type, filename = version.content, version.media_type, version.filename
-            url = version.content_url
-            language = version.document.language
+        version = ctx.version
+        assert version is not None
+        data, media_type, filename = version.content, version.media_type, version.filename
+        url = version.content_url
+        language = version.document.language
         if not data and url:
             data = fetch(
                 url,
@@ -185,6 +193,8 @@ def convert_version(version_id: uuid.UUID, owner: str, ocr: Ocr = Ocr.RUN) -> Ou
         conversion = {"metadata": converted.metadata, "warnings": converted.warnings}
         if converted.ocr:
             conversion["ocr"] = converted.ocr
+        document_id = version.document_id
+        chunked = _chunked(ctx, document_id, converted, converted.metadata) if then_chunk else None
         with transaction() as session:
             repo.save_conversion(
                 session,
@@ -194,9 +204,19 @@ def convert_version(version_id: uuid.UUID, owner: str, ocr: Ocr = Ocr.RUN) -> Ou
                 page_starts=[list(pair) for pair in converted.page_starts],
                 conversion=conversion,
             )
-            return _finish(session, ctx, Status.CONVERTING)
+            if chunked is None:
+                return _finish(session, ctx, Status.CONVERTING)
+            keep = {
+                "lease_owner": ctx.owner,
+                "lease_expires_at": sa.literal_column("lease_expires_at"),
+            }
+            if not repo.finish_stage(
+                session, ctx.version_id, Status.CONVERTING, ctx.owner, values=keep
+            ):
+                return False
+            return _save_chunks(session, ctx, document_id, *chunked)
 
-    return run_stage(Status.CONVERTING, version_id, owner, work)
+    return run_stage(Status.CONVERTING, version_id, owner, work, load=("content", "document"))
 
 
 # --- chunk -----------------------------------------------------------------------------
@@ -206,115 +226,61 @@ def chunk_version(version_id: uuid.UUID, owner: str) -> Outcome:
     """Markdown -> chunks (H1, H2, paragraphs; 350/450/70 tokens), stored with point ids."""
 
     def work(ctx: StageContext) -> bool:
-        with transaction() as session:
-            version = repo.load_version(session, ctx.version_id, "markdown")
-            assert version is not None
-            markdown, document_id = version.markdown or "", version.document_id
-            page_starts = [tuple(pair) for pair in version.page_starts or []]
-            described = dict((version.conversion or {}).get("metadata") or {})
-            ocr = (version.conversion or {}).get("ocr")
+        version = ctx.version
+        assert version is not None
+        markdown = version.markdown or ""
+        page_starts = [tuple(pair) for pair in version.page_starts or []]
+        ocr = (version.conversion or {}).get("ocr")
         converted = Converted(markdown=markdown, page_starts=page_starts, ocr=ocr)  # type: ignore[arg-type]
-        described.update(front_matter(normalise(markdown))[0])
-        # No chunks (a page of front matter only) is indexed as empty: its old points go.
-        chunks = chunk_markdown(markdown, ChunkSettings.from_settings(ctx.settings))
-        rows = indexing.chunk_rows(document_id, chunks, converted)
+        metadata = (version.conversion or {}).get("metadata") or {}
+        chunked = _chunked(ctx, version.document_id, converted, metadata)
         with transaction() as session:
-            repo.describe_document(session, document_id, described)
-            repo.replace_chunks(session, ctx.version_id, rows)
-            return _finish(session, ctx, Status.CHUNKING)
+            return _save_chunks(session, ctx, version.document_id, *chunked)
 
-    return run_stage(Status.CHUNKING, version_id, owner, work)
+    return run_stage(Status.CHUNKING, version_id, owner, work, load=("markdown",))
 
 
-# --- embed ------------------------------------------------------------------------------
+def _chunked(
+    ctx: StageContext, document_id: uuid.UUID, converted: Converted, metadata: dict[str, Any]
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The chunk rows of a conversion, and what it says about the document."""
+    described = dict(metadata)
+    described.update(front_matter(normalise(converted.markdown))[0])
+    # No chunks (a page of front matter only) is indexed as empty: its old points go.
+    chunks = chunk_markdown(converted.markdown, ChunkSettings.from_settings(ctx.settings))
+    return indexing.chunk_rows(document_id, chunks, converted), described
 
 
-def embed_version(version_id: uuid.UUID, owner: str) -> Outcome:
-    """Vectors for the chunks: reused from Qdrant when the point exists, else from the API.
-
-    Vectors are committed group by group, so a worker killed midway never pays twice.
-    """
-
-    def work(ctx: StageContext) -> bool:
-        embedder = indexing.embedder(ctx.settings)
-        index = ctx.index()
-        with transaction() as session:
-            pending = [
-                indexing.PendingChunk(c.id, c.point_id, list(c.headings), c.text, c.sections)
-                for c in repo.chunks_without_vectors(session, ctx.version_id)
-            ]
-        reused = indexing.reuse_vectors(index, pending)
-        with transaction() as session:
-            repo.store_vectors(session, reused)
-        todo = [chunk for chunk in pending if chunk.chunk_id not in reused]
-        for number, group in enumerate(indexing.groups(todo, ctx.settings.embedding_batch_size)):
-            if number and not ctx.heartbeat():  # the finish below checks ownership at the end
-                return False
-            vectors, usage = indexing.embed_group(embedder, group)
-            with transaction() as session:
-                repo.store_vectors(session, vectors)
-                repo.add_usage(session, ctx.version_id, usage.tokens, usage.requests, len(group))
-        with transaction() as session:
-            return _finish(session, ctx, Status.EMBEDDING)
-
-    return run_stage(Status.EMBEDDING, version_id, owner, work, uses_index=True)
+def _save_chunks(
+    session: Session,
+    ctx: StageContext,
+    document_id: uuid.UUID,
+    rows: list[dict[str, Any]],
+    described: dict[str, Any],
+) -> bool:
+    repo.describe_document(session, document_id, described)
+    repo.replace_chunks(session, ctx.version_id, rows)
+    return _finish(session, ctx, Status.CHUNKING)
 
 
-# --- upsert and finalize ------------------------------------------------------------------
-
-
-def upsert_version(version_id: uuid.UUID, owner: str) -> Outcome:
-    """Write the version's points to Qdrant (deterministic ids: a re-run overwrites)."""
-
-    def work(ctx: StageContext) -> bool:
-        index = ctx.index()
-        with transaction() as session:
-            version = repo.load_version(session, ctx.version_id)
-            assert version is not None
-            points = indexing.points_for(
-                version.document, version, repo.chunks_with_vectors(session, ctx.version_id)
-            )
-        index.upsert(points, batch_size=ctx.settings.qdrant_upsert_batch_size)
-        with transaction() as session:
-            repo.release(session, ctx.version_id, ctx.owner)  # finalize claims it next
-        return True
-
-    return run_stage(Status.UPSERTING, version_id, owner, work, uses_index=True)
-
-
-def finalize_version(version_id: uuid.UUID, owner: str) -> Outcome:
-    """Make the version current and delete the document's points no current chunk owns."""
-    settings = get_settings()
-    with transaction() as session:
-        version = repo.load_version(session, version_id)
-        if version is None:
-            return Outcome.STOPPED
-        if repo.other_live_lease(session, version.document_id, version_id):
-            return Outcome.BUSY  # an older version's task may still write points: wait for it
-
-    def work(ctx: StageContext) -> bool:
-        index = ctx.index()
-        with transaction() as session:
-            # Every point ever written has its chunk row until a finalize like this one: the
-            # rows of the document's other versions name exactly the points that may be stale.
-            stale = repo.other_versions_point_ids(session, ctx.version_id)
-        index.delete(stale)
-        with transaction() as session:
-            version = repo.load_version(session, ctx.version_id)
-            assert version is not None
-            return repo.make_current(session, version, ctx.owner)
-
-    return run_stage(Status.UPSERTING, version_id, owner, work, settings, uses_index=True)
+# --- embed, upsert, finalize: over batches of versions, in shared.pipeline.batches --------
 
 
 # --- delete -------------------------------------------------------------------------------
 
 
 def delete_document(document_id: uuid.UUID, actor: str | None = None) -> Outcome:
-    """Remove a document's points and mark it deleted (safe to repeat)."""
+    """Remove the points of a document marked deleted (safe to repeat).
+
+    The delete was recorded when it was sent (`ingest.remove`); this task only purges. When a
+    newer publish has registered the document again in between (`deleted_at` cleared), that
+    publish was sent last and wins: the late task changes nothing, and the new version's
+    finalize removes the old points.
+    """
     settings = get_settings()
     with transaction() as session:
-        if not repo.mark_document_deleted(session, document_id, actor):
+        if not repo.document_still_deleted(session, document_id):
+            log.info("delete skipped: the document was published again after it", actor=actor)
             return Outcome.STOPPED
         if repo.other_live_lease(session, document_id, uuid.UUID(int=0)):
             return Outcome.BUSY

@@ -1,24 +1,36 @@
 """All SQL of the service, one module per concern. Functions take a Session; the caller
 owns the transaction. Import the package (`from shared import repository as repo`).
 
-Every state change goes through `transition` (or the lease helpers built on it): a
-conditional UPDATE that succeeds for exactly one caller, with its event row written in the
-same transaction.
+Every state change goes through `transition` (or the lease helpers built on it, or
+`finish_batch`, the same for a batch of versions): a conditional UPDATE that succeeds for
+exactly one caller, with its event rows written in the same transaction.
 
 Row locks (LOCK_ORDER): a transaction that locks a document does so before any of its
 versions (register, supersede, make current, delete), and every row lock is FOR NO KEY
 UPDATE, the strength an UPDATE that changes no key takes. FOR UPDATE would also block the
 FOR KEY SHARE that Postgres takes on the document for a version row's foreign-key check, so
 a stage writing its version twice in one transaction would deadlock with a registration.
-Stages lock only their own version row (and the document first, where they describe it).
+Stages lock only their own version row (and the document first, where they describe it);
+a batch stage locks its versions' rows with SKIP LOCKED, so it never waits on another's.
 """
 
 from __future__ import annotations
 
+from shared.repository.batches import (
+    BatchClaim,
+    add_usages,
+    chunks_with_vectors_of,
+    chunks_without_vectors_of,
+    claim_batch,
+    finish_batch,
+    heartbeat_batch,
+    release_batch,
+)
 from shared.repository.documents import (
     active_collection,
     complete_delivery,
     current_version_ids,
+    document_still_deleted,
     mark_document_deleted,
     mark_purged,
     record_delivery,
@@ -90,6 +102,7 @@ from shared.repository.versions import (
 
 __all__ = [
     "STAGE_TIMESTAMP",
+    "BatchClaim",
     "Claim",
     "DocumentTotals",
     "NewVersion",
@@ -97,9 +110,13 @@ __all__ = [
     "active_collection",
     "add_event",
     "add_usage",
+    "add_usages",
     "chunk_point_ids",
     "chunks_with_vectors",
+    "chunks_with_vectors_of",
     "chunks_without_vectors",
+    "chunks_without_vectors_of",
+    "claim_batch",
     "claim_stage",
     "complete_delivery",
     "count_chunks",
@@ -111,15 +128,18 @@ __all__ = [
     "document_events",
     "document_history",
     "document_sources",
+    "document_still_deleted",
     "document_totals",
     "document_versions",
     "documents_with_id_prefix",
     "fail_version",
     "failures_by_code",
     "find_document",
+    "finish_batch",
     "finish_stage",
     "get_document",
     "heartbeat",
+    "heartbeat_batch",
     "latest_version",
     "list_documents",
     "load_version",
@@ -136,6 +156,7 @@ __all__ = [
     "record_delivery",
     "register_version",
     "release",
+    "release_batch",
     "replace_chunks",
     "save_conversion",
     "save_fetched",

@@ -41,6 +41,18 @@ def mark_document_deleted(
     return True
 
 
+def document_still_deleted(session: Session, document_id: uuid.UUID) -> bool:
+    """Whether the document is (still) marked deleted: a publish after the delete clears it."""
+    return (
+        session.scalar(
+            sa.select(Document.id).where(
+                Document.id == document_id, Document.deleted_at.is_not(None)
+            )
+        )
+        is not None
+    )
+
+
 def mark_purged(session: Session, document_id: uuid.UUID) -> None:
     session.execute(sa.delete(Chunk).where(Chunk.document_id == document_id))
     session.execute(

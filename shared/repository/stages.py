@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.orm import Session, undefer
+from sqlalchemy.orm import Session, joinedload, undefer
 
 from shared.models import Chunk, Document, DocumentVersion, utcnow
 from shared.repository.versions import finish_stage, transition
@@ -17,8 +17,14 @@ from shared.states import Status
 
 
 def load_version(session: Session, version_id: uuid.UUID, *columns: str) -> DocumentVersion | None:
-    """The version row, with the deferred columns named (`content`, `markdown`) loaded."""
-    options = [undefer(getattr(DocumentVersion, name)) for name in columns]
+    """The version row, with the deferred columns named (`content`, `markdown`) loaded, and its
+    document with it when `document` is named (a stage reads it after the session closed)."""
+    options = [
+        joinedload(DocumentVersion.document)
+        if name == "document"
+        else undefer(getattr(DocumentVersion, name))
+        for name in columns
+    ]
     return session.get(DocumentVersion, version_id, options=options)
 
 

@@ -149,3 +149,32 @@ def test_delete_removes_every_point(pipeline: PipelineEnv) -> None:
     with pipeline.qdrant() as index:
         assert index.document_point_ids(gone.document_id) == set()
         assert index.document_point_ids(kept.document_id) == point_ids_of(kept.version_id)
+
+
+def test_a_publish_right_after_a_delete_wins_over_the_late_delete_task(
+    pipeline: PipelineEnv,
+) -> None:
+    """Delete, then publish again before the worker has run the delete task: the last one sent
+    (the publish) wins; the late delete must not delete the document or supersede the new
+    version."""
+    from worker.chain import enqueue_delete
+
+    late: list = []
+    with pipeline.worker() as worker:
+        first = pipeline.submit(page(sections=2, seed=4).encode(), "back.md")
+        pipeline.wait_done(first.version_id)
+        assert ingest.remove(first.document_id, late.append, actor="test")  # task held back
+        again = pipeline.submit(page(sections=3, seed=5).encode(), "back.md")
+        assert pipeline.wait_done(again.version_id).status == Status.INDEXED
+        result = enqueue_delete(late[0])  # the delete task arrives late
+        wait_for(
+            lambda: f"{result.id}] succeeded" in worker.output(),
+            timeout=60,
+            what="the late delete task",
+        )
+    assert pipeline.version(again.version_id).status == Status.INDEXED
+    with transaction() as session:
+        document = repo.find_document(session, str(again.document_id))
+        assert document.deleted_at is None and document.current_version_id == again.version_id
+    with pipeline.qdrant() as index:
+        assert index.document_point_ids(again.document_id) == point_ids_of(again.version_id)

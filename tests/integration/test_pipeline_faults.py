@@ -25,6 +25,8 @@ def test_worker_killed_mid_embed_a_new_worker_finishes_without_duplicates(
     pipeline: PipelineEnv,
 ) -> None:
     pipeline.env["EMBEDDING_BATCH_SIZE"] = "4"  # several requests, so the kill lands midway
+    # One request in flight: what a kill loses is that one (with N in flight, up to N).
+    pipeline.env["EMBEDDING_CONCURRENT_REQUESTS"] = "1"
     pipeline.fake.latency = 0.5
     with pipeline.worker() as first:
         registered = pipeline.submit(page().encode(), "killed.md")

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from shared.errors import PermanentError
-from shared.pipeline import hashing_embedder
+from shared.pipeline.embed import hashing as hashing_embedder
 from shared.pipeline.embed import make_embedder
-from shared.pipeline.hashing_embedder import HashingEmbedder
+from shared.pipeline.embed.hashing import HashingEmbedder
 from shared.settings import Settings
 from shared.tokens import count_tokens
 

@@ -50,16 +50,14 @@ def run(
     ] = Path(".ingest/ingest.log"),
 ) -> None:
     """Ingest files and folders (Markdown, text, PDF) and print a summary."""
-    from celery.exceptions import Retry
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from shared import ingest
     from shared import repository as repo
     from shared.log import configure_logging
     from shared.pipeline.convert import detect_media_type
-    from shared.pipeline.failures import fail_version
+    from shared.pipeline.local_run import run_local
     from shared.settings import get_settings
-    from worker.chain import enqueue_version
 
     try:
         listing = document_files(paths, id_prefix)
@@ -78,22 +76,9 @@ def run(
             "production); set OPENAI_API_KEY to embed with OpenAI"
         )
 
-    def run_now(version_id: uuid.UUID) -> None:
-        """Run the whole chain here; what it could not finish ends `failed` with the reason."""
-        try:
-            enqueue_version(version_id)
-        except Exception as exc:
-            error = exc.exc if isinstance(exc, Retry) and exc.exc else exc
-            fail_version(
-                version_id,
-                code=getattr(error, "code", "internal_error"),
-                message=str(error),
-                retryable=True,
-                actor="cli",
-            )
-
     registered: list[tuple[Path, repo.Registered]] = []
     refused: list[tuple[Path, str]] = [(p, "unsupported type") for p in listing.unsupported]
+    to_run: list[uuid.UUID] = []
     columns = (
         TextColumn("{task.description}"),
         BarColumn(),
@@ -102,10 +87,10 @@ def run(
     )
     try:
         with Progress(*columns, console=errors, transient=True) as progress:
-            task = progress.add_task("ingesting", total=len(listing.files))
+            task = progress.add_task("registering", total=len(listing.files))
             for found in listing.files:
                 path = found.path
-                progress.update(task, description=f"ingesting {path.name[:40]}")
+                progress.update(task, description=f"registering {path.name[:40]}")
                 try:
                     data = path.read_bytes()
                     if not data:
@@ -120,13 +105,17 @@ def run(
                         filename=path.name,
                         uploaded_by="cli",
                     )
-                    registered.append((path, ingest.submit(new, run_now)))
+                    registered.append((path, ingest.submit(new, to_run.append)))
                 except OSError as exc:
                     refused.append((path, f"cannot read ({exc.strerror or exc})"))
                 except Exception as exc:  # a crash in one file must not stop the others
                     refused.append((path, f"{type(exc).__name__}: {exc}"))
                 finally:
                     progress.advance(task)
+            # Convert and chunk here while a second thread embeds what is ready in full
+            # requests, then upserts and finalizes (shared.pipeline.local_run).
+            progress.update(task, description="ingesting", total=len(to_run), completed=0)
+            run_local(to_run, progress=lambda _: progress.advance(task))
     finally:
         configure_logging(settings)  # back to stderr
         log_stream.close()

@@ -18,7 +18,7 @@ from collections import Counter
 
 import numpy as np
 
-from shared.pipeline.embed import EmbedResult, check_inputs
+from shared.pipeline.embed.base import EmbedResult, check_inputs
 from shared.tokens import count_tokens
 
 logger = logging.getLogger("shared.embed")

@@ -19,7 +19,7 @@ from openai.types import CreateEmbeddingResponse
 
 from shared.errors import PermanentError, TransientError
 from shared.metrics import EMBEDDING_REQUESTS, EMBEDDING_RETRIES, EMBEDDING_TOKENS
-from shared.pipeline.embed import EmbedResult, check_inputs, pack_batches
+from shared.pipeline.embed.base import EmbedResult, check_inputs, pack_batches
 from shared.ratelimit import LocalRateLimiter, RateLimiter
 from shared.tokens import encoding
 

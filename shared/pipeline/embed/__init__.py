@@ -1,0 +1,28 @@
+"""Embeddings: one interface (`base`), the providers beside it, and the factory.
+
+- `base`: `Embedder`, `EmbedResult`, `embedding_input`, request packing; imports no provider.
+- `openai_api`: OpenAI or any compatible server (full requests, shared limiter, retries).
+- `hashing`: the offline lexical embedder of the embedded default and demos, not production.
+- `factory`: `make_embedder` picks one from the settings; `default_limiter` is the shared bucket.
+"""
+
+from shared.pipeline.embed.base import (
+    HEADING_SEPARATOR,
+    Embedder,
+    EmbedResult,
+    check_inputs,
+    embedding_input,
+    pack_batches,
+)
+from shared.pipeline.embed.factory import default_limiter, make_embedder
+
+__all__ = [
+    "HEADING_SEPARATOR",
+    "EmbedResult",
+    "Embedder",
+    "check_inputs",
+    "default_limiter",
+    "embedding_input",
+    "make_embedder",
+    "pack_batches",
+]

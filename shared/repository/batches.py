@@ -1,0 +1,232 @@
+"""Stages over a batch of versions: each version is still claimed with its own lease, moved with
+its own event and failed on its own; the batch only shares the round trips."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import timedelta
+
+import sqlalchemy as sa
+from sqlalchemy.orm import Session, undefer
+
+from shared.models import Chunk, DocumentVersion, Event, utcnow
+from shared.repository.versions import STAGE_TIMESTAMP
+from shared.states import TERMINAL, Status, can_move, next_stage, stage_order
+
+
+@dataclass(frozen=True)
+class BatchClaim:
+    """What a batch claim found: the versions now held, and where the others stand."""
+
+    claimed: dict[uuid.UUID, uuid.UUID]  # version id -> document id
+    held: set[uuid.UUID]  # in the stage, under another live lease: that task carries them
+    past: set[uuid.UUID]  # beyond the stage (an earlier delivery did it): go on
+    gone: set[uuid.UUID]  # left the pipeline, or never existed: stop
+
+
+def claim_batch(
+    session: Session,
+    stage: Status,
+    owner: str,
+    lease: timedelta,
+    version_ids: Sequence[uuid.UUID],
+    *,
+    take_waiting_chunks: int = 0,
+    handover_from: str | None = None,
+) -> BatchClaim:
+    """Take `version_ids` for `stage` (those in it with no live lease), and with
+    `take_waiting_chunks` also other versions waiting in the stage, oldest first, until about
+    that many chunks: the embed stage fills its requests across documents that way.
+
+    One conditional UPDATE: a version already held by a live lease is not taken, so exactly
+    one task holds each version, however many claim at once. `handover_from`: the previous
+    stage's task kept its lease for this one (no release and re-claim in between)."""
+    now = utcnow()
+    free = sa.or_(DocumentVersion.lease_owner.is_(None), DocumentVersion.lease_expires_at < now)
+    if handover_from is not None:
+        free = sa.or_(free, DocumentVersion.lease_owner == handover_from)
+    extra: list[uuid.UUID] = []
+    if take_waiting_chunks > 0:
+        rows = session.execute(
+            sa.select(DocumentVersion.id, DocumentVersion.chunk_count)
+            .where(
+                DocumentVersion.status == stage,
+                free,
+                DocumentVersion.id.not_in(list(version_ids)),
+            )
+            .order_by(DocumentVersion.updated_at)
+            .limit(2048)
+        ).all()
+        chunks = 0
+        for version_id, count in rows:
+            if chunks >= take_waiting_chunks:
+                break
+            extra.append(version_id)
+            chunks += count or 0
+    # The rows are locked first, skipping those another task is locking (it takes them): two
+    # tasks taking each other's versions at once never wait on each other (no deadlock), and
+    # the UPDATE below touches only rows this transaction holds.
+    wanted = set(
+        session.scalars(
+            sa.select(DocumentVersion.id)
+            .where(
+                DocumentVersion.id.in_([*version_ids, *extra]),
+                DocumentVersion.status == stage,
+                free,
+            )
+            .with_for_update(skip_locked=True, key_share=True)
+        )
+    )
+    claimed = (
+        dict(
+            session.execute(
+                sa.update(DocumentVersion)
+                .where(DocumentVersion.id.in_(wanted), DocumentVersion.status == stage, free)
+                .values(lease_owner=owner, lease_expires_at=now + lease, updated_at=now)
+                .returning(DocumentVersion.id, DocumentVersion.document_id)
+            ).all()
+        )
+        if wanted
+        else {}
+    )
+    rest = [v for v in version_ids if v not in claimed]
+    statuses = (
+        dict(
+            session.execute(
+                sa.select(DocumentVersion.id, DocumentVersion.status).where(
+                    DocumentVersion.id.in_(rest)
+                )
+            ).all()
+        )
+        if rest
+        else {}
+    )
+    held, past, gone = set(), set(), set()
+    for version_id in rest:
+        status = statuses.get(version_id)
+        if status is None or Status(status) in TERMINAL - {Status.INDEXED}:
+            gone.add(version_id)
+        elif Status(status) == stage:
+            held.add(version_id)
+        elif stage_order(Status(status)) > stage_order(stage):
+            past.add(version_id)
+        else:
+            gone.add(version_id)  # not yet in the stage: its own chain brings it here
+    return BatchClaim(claimed, held, past, gone)
+
+
+def finish_batch(
+    session: Session,
+    stage: Status,
+    owner: str,
+    version_ids: Sequence[uuid.UUID],
+    *,
+    keep_lease: bool = False,
+) -> list[uuid.UUID]:
+    """Move the versions this owner holds from `stage` to the next state, each with its event,
+    and give the leases back (or keep them for the next stage's task: `keep_lease`); the ids
+    that moved (a superseded one does not)."""
+    target = next_stage(stage)
+    if not version_ids or not can_move(stage, target):
+        return []
+    now = utcnow()
+    values: dict[str, object] = {"status": target, "updated_at": now}
+    if not keep_lease:
+        values.update(lease_owner=None, lease_expires_at=None)
+    if target in STAGE_TIMESTAMP:
+        values[STAGE_TIMESTAMP[target]] = now
+    moved = session.execute(
+        sa.update(DocumentVersion)
+        .where(
+            DocumentVersion.id.in_(list(version_ids)),
+            DocumentVersion.status == stage,
+            DocumentVersion.lease_owner == owner,
+        )
+        .values(**values)
+        .returning(DocumentVersion.id, DocumentVersion.document_id)
+    ).all()
+    if moved:
+        session.execute(
+            sa.insert(Event),
+            [
+                {
+                    "document_id": document_id,
+                    "version_id": version_id,
+                    "from_status": str(stage),
+                    "to_status": str(target),
+                    "actor": owner,
+                    "at": now,
+                }
+                for version_id, document_id in moved
+            ],
+        )
+    return [version_id for version_id, _ in moved]
+
+
+def release_batch(session: Session, owner: str, version_ids: Sequence[uuid.UUID]) -> None:
+    """Give the leases back without moving (the next stage claims them)."""
+    if version_ids:
+        session.execute(
+            sa.update(DocumentVersion)
+            .where(DocumentVersion.id.in_(list(version_ids)), DocumentVersion.lease_owner == owner)
+            .values(lease_owner=None, lease_expires_at=None)
+        )
+
+
+def heartbeat_batch(
+    session: Session, owner: str, version_ids: Sequence[uuid.UUID], lease: timedelta
+) -> set[uuid.UUID]:
+    """Extend the leases during long work; the ids still held by this owner."""
+    if not version_ids:
+        return set()
+    now = utcnow()
+    return set(
+        session.scalars(
+            sa.update(DocumentVersion)
+            .where(DocumentVersion.id.in_(list(version_ids)), DocumentVersion.lease_owner == owner)
+            .values(lease_expires_at=now + lease, updated_at=now)
+            .returning(DocumentVersion.id)
+        )
+    )
+
+
+def chunks_without_vectors_of(session: Session, version_ids: Sequence[uuid.UUID]) -> list[Chunk]:
+    return list(
+        session.scalars(
+            sa.select(Chunk)
+            .where(Chunk.version_id.in_(list(version_ids)), Chunk.vector.is_(None))
+            .order_by(Chunk.version_id, Chunk.index)
+        )
+    )
+
+
+def chunks_with_vectors_of(session: Session, version_ids: Sequence[uuid.UUID]) -> list[Chunk]:
+    return list(
+        session.scalars(
+            sa.select(Chunk)
+            .options(undefer(Chunk.vector))
+            .where(Chunk.version_id.in_(list(version_ids)))
+            .order_by(Chunk.version_id, Chunk.index)
+        )
+    )
+
+
+def add_usages(
+    session: Session,
+    tokens: dict[uuid.UUID, int],
+    requests: dict[uuid.UUID, int],
+    chunks: dict[uuid.UUID, int],
+) -> None:
+    """Add what answered requests cost to each version they served."""
+    for version_id, count in chunks.items():
+        session.execute(
+            sa.update(DocumentVersion)
+            .where(DocumentVersion.id == version_id)
+            .values(
+                tokens_spent=DocumentVersion.tokens_spent + tokens.get(version_id, 0),
+                embedding_requests=DocumentVersion.embedding_requests + requests.get(version_id, 0),
+                chunks_embedded=DocumentVersion.chunks_embedded + count,
+            )
+        )
