@@ -78,24 +78,28 @@ def take_overlap(
         if not candidates:
             return None
         per_token = max(len(tail), 1) / (budget + 2)
-        index = 0
-        while index < len(candidates) - 1 and (
-            len(source[candidates[index][0] : previous.end].encode()) / per_token > budget
-        ):
-            index += 1
+        # The first candidate whose bytes suggest it fits (byte counts fall as the start
+        # moves on, so a binary search finds it), or the last one.
+        index, high = 0, len(candidates) - 1
+        while index < high:
+            middle = (index + high) // 2
+            if len(source[candidates[middle][0] : previous.end].encode()) / per_token > budget:
+                index = middle + 1
+            else:
+                high = middle
         while index > 0 and measure(candidates[index - 1]).tokens <= budget:
             index -= 1
         while index < len(candidates) and measure(candidates[index]).tokens > budget:
             index += 1
         return measure(candidates[index]) if index < len(candidates) else None
 
+    # Where the previous chunk's last non-blank character ends: a start before it is not blank.
+    ink = previous.start + len(source[previous.start : previous.end].rstrip())
+    lowest = previous.start if body_start is None else max(body_start, previous.start)
+
     def usable(candidates: list[Start]) -> list[Start]:
         """Not blank; in a continued table or code block only its own rows or lines."""
-        return [
-            (start, structure)
-            for start, structure in candidates
-            if (body_start is None or start >= body_start) and source[start : previous.end].strip()
-        ]
+        return [candidate for candidate in candidates if lowest <= candidate[0] < ink]
 
     clean = first_fitting(usable(_candidates(source, blocks, previous, begin, words=False)))
     if clean is not None and clean.tokens >= low:
@@ -123,25 +127,18 @@ def _candidates(
     source: str, blocks: list[Block], previous: Draft, begin: int, words: bool
 ) -> list[Start]:
     """Clean starts, or word starts in prose, from `begin` on, earliest first."""
-    clean: list[Start] = []
     found: list[Start] = []
+    starts_in = _word_starts_in if words else _clean_starts_in
     for index in range(previous.first, previous.last + 1):
         block = blocks[index]
         if block.end > begin and block.start < previous.end:
-            _starts_in(source, block, begin, previous.end, clean, found if words else None)
-    return sorted(found if words else clean)
+            starts_in(source, block, begin, previous.end, found)
+    return sorted(found)
 
 
-def _starts_in(
-    source: str,
-    block: Block,
-    begin: int,
-    end: int,
-    clean: list[Start],
-    words: list[Start] | None,
-) -> None:
-    """Clean starts (block, sentence, item, row, code line) of `block` in `[begin, end)`, or
-    with `words` its word starts in prose, each with the structure to repeat in front."""
+def _clean_starts_in(source: str, block: Block, begin: int, end: int, clean: list[Start]) -> None:
+    """Clean starts (block, sentence, item, row, code line) of `block` in `[begin, end)`, each
+    with the structure to repeat in front."""
     if block.start >= begin:
         clean.append((block.start, ""))
     first_line = max(block.start, source.rfind("\n", 0, max(begin, block.start)) + 1)
@@ -161,13 +158,32 @@ def _starts_in(
         code_line = _open_fence(fences, start) is not None  # whole, behind its opener
         if code_line or (block.kind == "list" and _LIST_ITEM.match(source, start)):
             clean.append((start, _openers(nested, start)))
-    pattern, found = (_SENTENCE_START, clean) if words is None else (_WORD_START, words)
-    for match in pattern.finditer(source, max(begin - 1, block.start), min(end, block.end)):
+    _prose_starts(source, block, begin, end, nested, _SENTENCE_START, clean)
+
+
+def _word_starts_in(source: str, block: Block, begin: int, end: int, words: list[Start]) -> None:
+    """Word starts in the prose of `block` in `[begin, end)` (none in a table or code block)."""
+    if block.kind not in ("table", "code"):
+        _prose_starts(source, block, begin, end, _nested(source, block), _WORD_START, words)
+
+
+def _prose_starts(
+    source: str,
+    block: Block,
+    begin: int,
+    end: int,
+    nested: list[Container],
+    pattern: re.Pattern[str],
+    found: list[Start],
+) -> None:
+    """Where `pattern`'s matches end in `[begin, end)`, outside code and container lines."""
+    matches = pattern.finditer(source, max(begin - 1, block.start), min(end, block.end))
+    if not nested:
+        found.extend((start, "") for match in matches if begin <= (start := match.end()) < end)
+        return
+    for match in matches:
         start = match.end()
-        if not nested:
-            if begin <= start < end:
-                found.append((start, ""))
-        elif begin <= start < end and not _in_structure(source, nested, start):
+        if begin <= start < end and not _in_structure(source, nested, start):
             found.append((start, _openers(nested, start)))
 
 
