@@ -59,7 +59,7 @@ def _assemble(
         while True:
             overlap = NONE
             if previous is not None and budget > 0:
-                overlap = take_overlap(source, blocks, previous, draft, budget)
+                overlap = take_overlap(source, blocks, packer.encoded, previous, draft, budget)
             if overlap.inside:
                 assert previous is not None
                 gap = source[previous.end : draft.start]

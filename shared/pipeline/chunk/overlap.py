@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from shared.pipeline.chunk.markdown_blocks import FENCE_LINE, Block
 from shared.pipeline.chunk.packing import Draft
 from shared.pipeline.chunk.split import Container, containers, line_starts
-from shared.pipeline.chunk.token_sums import tail_tokens
+from shared.pipeline.chunk.token_sums import is_seam, tail_tokens
 from shared.tokens import encoding
 
 # A sentence starts after . ! ? … : ; (closing quotes, brackets or emphasis marks allowed).
@@ -48,15 +48,23 @@ NONE = Overlap()
 
 
 def take_overlap(
-    source: str, blocks: list[Block], previous: Draft, draft: Draft, budget: int
+    source: str,
+    blocks: list[Block],
+    encoded: list[list[int]],
+    previous: Draft,
+    draft: Draft,
+    budget: int,
 ) -> Overlap:
     """About the last `budget` tokens of `previous`'s own text (never more), cleanly started:
     a clean start giving 6/7 of the budget or more, else a word start that does, else the
-    longest clean start that fits."""
+    longest clean start that fits. `encoded` holds each block's tokens."""
     if budget <= 0 or previous.end <= previous.start:
         return NONE
     enc = encoding()
-    tail = enc.decode_bytes(tail_tokens(source[previous.start : previous.end], budget + 2))
+    last = _known_tail(source, blocks, encoded, previous, budget + 2)
+    if last is None:
+        last = tail_tokens(source[previous.start : previous.end], budget + 2)
+    tail = enc.decode_bytes(last)
     begin = max(previous.start, previous.end - len(tail))  # chars <= bytes: covers the tail
     body_start = _continued_body(source, blocks, previous, draft)
     low = max(budget * 6 // 7, 1)
@@ -108,6 +116,21 @@ def take_overlap(
     if word is not None and word.tokens >= low:
         return word
     return clean or NONE
+
+
+def _known_tail(
+    source: str, blocks: list[Block], encoded: list[list[int]], previous: Draft, count: int
+) -> list[int] | None:
+    """The last `count` tokens of `previous`'s text without encoding it again: those of its
+    last block, when that block ends the draft, starts at a seam (`token_sums`) and holds
+    that many tokens; else None."""
+    block = blocks[previous.last]
+    tokens = encoded[previous.last]
+    if previous.end != block.end or block.start < previous.start or len(tokens) < count:
+        return None
+    if block.start > previous.start and not is_seam(source, block.start):
+        return None
+    return tokens[-count:]
 
 
 def _continued_body(
