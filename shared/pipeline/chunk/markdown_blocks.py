@@ -196,6 +196,7 @@ def _memoise_list_break_patterns() -> None:
         return pattern
 
     memoised.memoised = True  # type: ignore[attr-defined]
+    memoised.__wrapped__ = make  # type: ignore[attr-defined]
     list_parser._compile_list_break_sc = memoised
 
 
