@@ -1,18 +1,26 @@
 """The chunker's shortcuts give what the slow paths gave.
 
-Two shortcuts: container children (list items, quotes, admonitions) are parsed only when a
-line could open a kind the metadata reports, and final token counts are summed from block
-counts at positions where cl100k_base's pieces cannot cross (`token_sums`).
+Container children (list items, quotes, admonitions) are parsed only when a line could open
+a kind the metadata reports; final token counts are summed from block counts at positions
+where cl100k_base's pieces cannot cross (`token_sums`); an overlap reads the previous chunk's
+tail from its last block's tokens; mistune's list-break regexes are made once per indent; a
+split block's token offsets are counted without tiktoken's per-byte Python loop.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from mistune import list_parser
 
 from shared.pipeline.chunk import ChunkSettings, chunk_markdown
-from shared.pipeline.chunk.markdown_blocks import scan_blocks
+from shared.pipeline.chunk.markdown_blocks import _MARKDOWN, Block, normalise, scan_blocks
+from shared.pipeline.chunk.overlap import _known_tail
+from shared.pipeline.chunk.packing import Draft, Packer
+from shared.pipeline.chunk.split import _token_starts
 from shared.pipeline.chunk.token_sums import (
     JoinedCounts,
     block_tail,
@@ -150,3 +158,47 @@ def test_chunk_counts_are_exact_with_overlap_and_small_settings() -> None:
     chunks = chunk_markdown(text, small)
     check_chunks(text, chunks, small)
     assert len(chunks) > 5 and all(chunk.overlap_tokens > 0 for chunk in chunks[1:])
+
+
+@settings(max_examples=200, deadline=None)
+@given(_TEXT)
+def test_token_starts_match_tiktokens_offsets(text: str) -> None:
+    enc = encoding()
+    tokens = enc.encode_ordinary(text)
+    assert _token_starts(enc.decode_tokens_bytes(tokens)) == enc.decode_with_offsets(tokens)[1]
+
+
+def test_known_tail_is_the_tail_of_the_draft_text() -> None:
+    enc = encoding()
+    answered = 0
+    for path in sorted((Path(__file__).parents[1] / "corpus").rglob("*.md"))[:12]:
+        source = normalise(path.read_text(encoding="utf-8"))
+        packer = Packer(source, scan_blocks(source), ChunkSettings())
+        for draft in packer.drafts():
+            tail = _known_tail(source, packer.blocks, packer.encoded, draft, 72)
+            if tail is not None:
+                answered += 1
+                assert tail == enc.encode_ordinary(source[draft.start : draft.end])[-72:]
+    assert answered > 0
+
+
+@settings(max_examples=300, deadline=None)
+@given(_TEXT, _TEXT)
+def test_known_tail_only_where_the_block_start_is_a_seam(before: str, last: str) -> None:
+    enc = encoding()
+    source = before + last
+    blocks = [Block("text", 0, len(before)), Block("text", len(before), len(source))]
+    encoded = [enc.encode_ordinary(before), enc.encode_ordinary(last)]
+    draft = Draft(0, 1, 0, len(source), 0, 0, 0, ())
+    count = len(encoded[1])  # the whole block: its first token must be right too
+    tail = _known_tail(source, blocks, encoded, draft, count)
+    if tail is not None:
+        assert tail == enc.encode_ordinary(source)[-count:]
+
+
+def test_list_break_patterns_are_made_once_and_the_same() -> None:
+    memoised = list_parser._compile_list_break_sc
+    for width in range(7):
+        pattern = memoised(_MARKDOWN.block, width)
+        assert memoised(_MARKDOWN.block, width) is pattern
+        assert pattern.pattern == memoised.__wrapped__(_MARKDOWN.block, width).pattern

@@ -16,7 +16,6 @@ leaves room (a block close to the maximum gets less, or none), starting cleanly 
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import replace
 from typing import Any
 
 from shared.pipeline.chunk import sections
@@ -60,7 +59,7 @@ def _assemble(
         while True:
             overlap = NONE
             if previous is not None and budget > 0:
-                overlap = take_overlap(source, blocks, previous, draft, budget)
+                overlap = take_overlap(source, blocks, packer.encoded, previous, draft, budget)
             if overlap.inside:
                 assert previous is not None
                 gap = source[previous.end : draft.start]
@@ -88,14 +87,8 @@ def _assemble(
             begin = previous_offset + overlap.start - previous.start
             before = sections.overlap_spans(previous_spans, begin, overlap.structure, len(lead))
             spans = sections.join(before, spans)
-        chunk = _chunk(len(chunks), text, count, draft, blocks, metadata)
         chunks.append(
-            replace(
-                chunk,
-                overlap_tokens=overlap.tokens,
-                new_text_offset=offset,
-                sections=sections.as_dicts(spans),
-            )
+            _chunk(len(chunks), text, count, draft, blocks, metadata, overlap.tokens, offset, spans)
         )
         previous, previous_offset, previous_spans = draft, offset, spans
     return chunks
@@ -150,6 +143,9 @@ def _chunk(
     draft: Draft,
     blocks: list[Block],
     metadata: dict[str, Any],
+    overlap_tokens: int,
+    new_text_offset: int,
+    spans: list[sections.Span],
 ) -> Chunk:
     inside = blocks[draft.first : draft.last + 1]
     kinds: list[str] = []
@@ -172,7 +168,8 @@ def _chunk(
         admonition_types=list(dict.fromkeys(admonitions)),
         char_start=draft.start,
         char_end=draft.end,
-        overlap_tokens=0,
-        new_text_offset=0,
+        overlap_tokens=overlap_tokens,
+        new_text_offset=new_text_offset,
+        sections=sections.as_dicts(spans),
         metadata=dict(metadata),
     )

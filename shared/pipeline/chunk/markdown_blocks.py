@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import mistune
+from mistune import list_parser
 from mistune.block_parser import BlockParser
 from mistune.core import BlockState
 
@@ -174,6 +175,32 @@ class _PositionedParser(BlockParser):
         if end is not None and state.parent is None and len(state.tokens) > before:
             state.tokens[-1].update(_start=start, _end=end)
         return end
+
+
+def _memoise_list_break_patterns() -> None:
+    """mistune builds and compiles the same "what ends a list item" regex for every list item
+    (a tenth of the parse on real pages); it depends only on the parser's rule patterns and the
+    item's indent, so keep each one. A pure cache: the function itself makes every pattern."""
+    make = getattr(list_parser, "_compile_list_break_sc", None)
+    rules = getattr(list_parser, "_get_list_break_rules", None)
+    if make is None or rules is None or getattr(make, "memoised", False):
+        return
+    made: dict[tuple[Any, ...], re.Pattern[str]] = {}
+
+    def memoised(block: BlockParser, leading_width: int) -> re.Pattern[str]:
+        spec = block.specification
+        key = (leading_width, *((name, spec[name]) for name in rules(block)))
+        pattern = made.get(key)
+        if pattern is None:
+            pattern = made[key] = make(block, leading_width)
+        return pattern
+
+    memoised.memoised = True  # type: ignore[attr-defined]
+    memoised.__wrapped__ = make  # type: ignore[attr-defined]
+    list_parser._compile_list_break_sc = memoised
+
+
+_memoise_list_break_patterns()
 
 
 def _make_markdown() -> mistune.Markdown:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from shared.pipeline.chunk.markdown_blocks import FENCE_LINE, Block
 from shared.pipeline.chunk.packing import Draft
 from shared.pipeline.chunk.split import Container, containers, line_starts
-from shared.pipeline.chunk.token_sums import tail_tokens
+from shared.pipeline.chunk.token_sums import is_seam, tail_tokens
 from shared.tokens import encoding
 
 # A sentence starts after . ! ? … : ; (closing quotes, brackets or emphasis marks allowed).
@@ -48,15 +48,23 @@ NONE = Overlap()
 
 
 def take_overlap(
-    source: str, blocks: list[Block], previous: Draft, draft: Draft, budget: int
+    source: str,
+    blocks: list[Block],
+    encoded: list[list[int]],
+    previous: Draft,
+    draft: Draft,
+    budget: int,
 ) -> Overlap:
     """About the last `budget` tokens of `previous`'s own text (never more), cleanly started:
     a clean start giving 6/7 of the budget or more, else a word start that does, else the
-    longest clean start that fits."""
+    longest clean start that fits. `encoded` holds each block's tokens."""
     if budget <= 0 or previous.end <= previous.start:
         return NONE
     enc = encoding()
-    tail = enc.decode_bytes(tail_tokens(source[previous.start : previous.end], budget + 2))
+    last = _known_tail(source, blocks, encoded, previous, budget + 2)
+    if last is None:
+        last = tail_tokens(source[previous.start : previous.end], budget + 2)
+    tail = enc.decode_bytes(last)
     begin = max(previous.start, previous.end - len(tail))  # chars <= bytes: covers the tail
     body_start = _continued_body(source, blocks, previous, draft)
     low = max(budget * 6 // 7, 1)
@@ -78,24 +86,28 @@ def take_overlap(
         if not candidates:
             return None
         per_token = max(len(tail), 1) / (budget + 2)
-        index = 0
-        while index < len(candidates) - 1 and (
-            len(source[candidates[index][0] : previous.end].encode()) / per_token > budget
-        ):
-            index += 1
+        # The first candidate whose bytes suggest it fits (byte counts fall as the start
+        # moves on, so a binary search finds it), or the last one.
+        index, high = 0, len(candidates) - 1
+        while index < high:
+            middle = (index + high) // 2
+            if len(source[candidates[middle][0] : previous.end].encode()) / per_token > budget:
+                index = middle + 1
+            else:
+                high = middle
         while index > 0 and measure(candidates[index - 1]).tokens <= budget:
             index -= 1
         while index < len(candidates) and measure(candidates[index]).tokens > budget:
             index += 1
         return measure(candidates[index]) if index < len(candidates) else None
 
+    # Where the previous chunk's last non-blank character ends: a start before it is not blank.
+    ink = previous.start + len(source[previous.start : previous.end].rstrip())
+    lowest = previous.start if body_start is None else max(body_start, previous.start)
+
     def usable(candidates: list[Start]) -> list[Start]:
         """Not blank; in a continued table or code block only its own rows or lines."""
-        return [
-            (start, structure)
-            for start, structure in candidates
-            if (body_start is None or start >= body_start) and source[start : previous.end].strip()
-        ]
+        return [candidate for candidate in candidates if lowest <= candidate[0] < ink]
 
     clean = first_fitting(usable(_candidates(source, blocks, previous, begin, words=False)))
     if clean is not None and clean.tokens >= low:
@@ -104,6 +116,21 @@ def take_overlap(
     if word is not None and word.tokens >= low:
         return word
     return clean or NONE
+
+
+def _known_tail(
+    source: str, blocks: list[Block], encoded: list[list[int]], previous: Draft, count: int
+) -> list[int] | None:
+    """The last `count` tokens of `previous`'s text without encoding it again: those of its
+    last block, when that block ends the draft, starts at a seam (`token_sums`) and holds
+    that many tokens; else None."""
+    block = blocks[previous.last]
+    tokens = encoded[previous.last]
+    if previous.end != block.end or block.start < previous.start or len(tokens) < count:
+        return None
+    if block.start > previous.start and not is_seam(source, block.start):
+        return None
+    return tokens[-count:]
 
 
 def _continued_body(
@@ -123,25 +150,18 @@ def _candidates(
     source: str, blocks: list[Block], previous: Draft, begin: int, words: bool
 ) -> list[Start]:
     """Clean starts, or word starts in prose, from `begin` on, earliest first."""
-    clean: list[Start] = []
     found: list[Start] = []
+    starts_in = _word_starts_in if words else _clean_starts_in
     for index in range(previous.first, previous.last + 1):
         block = blocks[index]
         if block.end > begin and block.start < previous.end:
-            _starts_in(source, block, begin, previous.end, clean, found if words else None)
-    return sorted(found if words else clean)
+            starts_in(source, block, begin, previous.end, found)
+    return sorted(found)
 
 
-def _starts_in(
-    source: str,
-    block: Block,
-    begin: int,
-    end: int,
-    clean: list[Start],
-    words: list[Start] | None,
-) -> None:
-    """Clean starts (block, sentence, item, row, code line) of `block` in `[begin, end)`, or
-    with `words` its word starts in prose, each with the structure to repeat in front."""
+def _clean_starts_in(source: str, block: Block, begin: int, end: int, clean: list[Start]) -> None:
+    """Clean starts (block, sentence, item, row, code line) of `block` in `[begin, end)`, each
+    with the structure to repeat in front."""
     if block.start >= begin:
         clean.append((block.start, ""))
     first_line = max(block.start, source.rfind("\n", 0, max(begin, block.start)) + 1)
@@ -161,13 +181,32 @@ def _starts_in(
         code_line = _open_fence(fences, start) is not None  # whole, behind its opener
         if code_line or (block.kind == "list" and _LIST_ITEM.match(source, start)):
             clean.append((start, _openers(nested, start)))
-    pattern, found = (_SENTENCE_START, clean) if words is None else (_WORD_START, words)
-    for match in pattern.finditer(source, max(begin - 1, block.start), min(end, block.end)):
+    _prose_starts(source, block, begin, end, nested, _SENTENCE_START, clean)
+
+
+def _word_starts_in(source: str, block: Block, begin: int, end: int, words: list[Start]) -> None:
+    """Word starts in the prose of `block` in `[begin, end)` (none in a table or code block)."""
+    if block.kind not in ("table", "code"):
+        _prose_starts(source, block, begin, end, _nested(source, block), _WORD_START, words)
+
+
+def _prose_starts(
+    source: str,
+    block: Block,
+    begin: int,
+    end: int,
+    nested: list[Container],
+    pattern: re.Pattern[str],
+    found: list[Start],
+) -> None:
+    """Where `pattern`'s matches end in `[begin, end)`, outside code and container lines."""
+    matches = pattern.finditer(source, max(begin - 1, block.start), min(end, block.end))
+    if not nested:
+        found.extend((start, "") for match in matches if begin <= (start := match.end()) < end)
+        return
+    for match in matches:
         start = match.end()
-        if not nested:
-            if begin <= start < end:
-                found.append((start, ""))
-        elif begin <= start < end and not _in_structure(source, nested, start):
+        if begin <= start < end and not _in_structure(source, nested, start):
             found.append((start, _openers(nested, start)))
 
 

@@ -43,7 +43,9 @@ class Packer:
         self.source = source
         self.blocks = blocks
         self.settings = settings
-        self.tokens = [len(enc.encode_ordinary(source[b.start : b.end])) for b in blocks]
+        # Each block's tokens (kept: the overlap reads a chunk's tail from its last block's).
+        self.encoded = [enc.encode_ordinary(source[b.start : b.end]) for b in blocks]
+        self.tokens = [len(tokens) for tokens in self.encoded]
         self.hard = settings.max_tokens - _MARGIN
         soft = self.hard - settings.overlap_tokens
         self.cap = max(soft, self.hard // 2) if settings.overlap_tokens > 0 else self.hard

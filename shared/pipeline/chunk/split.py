@@ -54,8 +54,8 @@ class _TokenMap:
 
     def __init__(self, source: str, start: int, end: int) -> None:
         enc = encoding()
-        _, offsets = enc.decode_with_offsets(enc.encode_ordinary(source[start:end]))
-        self.offsets = [start + offset for offset in offsets]
+        token_bytes = enc.decode_tokens_bytes(enc.encode_ordinary(source[start:end]))
+        self.offsets = [start + offset for offset in _token_starts(token_bytes)]
         self.end = end
 
     def count(self, start: int, end: int) -> int:
@@ -65,6 +65,25 @@ class _TokenMap:
         """Character position `tokens` tokens after `start` (a character boundary)."""
         index = bisect_left(self.offsets, start) + max(tokens, 1)
         return self.offsets[index] if index < len(self.offsets) else self.end
+
+
+_CONTINUATION_BYTES = bytes(range(0x80, 0xC0))
+
+
+def _token_starts(token_bytes: list[bytes]) -> list[int]:
+    """tiktoken's `decode_with_offsets` offsets (the character where each token starts; a
+    token opening inside a character counts from that character), counted in C, not per byte
+    in Python: the characters a token starts are its bytes other than UTF-8 continuations."""
+    offsets = []
+    length = 0
+    for token in token_bytes:
+        if token.isascii():
+            offsets.append(length)
+            length += len(token)
+        else:
+            offsets.append(max(0, length - (0x80 <= token[0] < 0xC0)))
+            length += len(token.translate(None, _CONTINUATION_BYTES))
+    return offsets
 
 
 def split_block(source: str, block: Block, target: int, cap: int) -> list[Piece]:
