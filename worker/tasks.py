@@ -61,37 +61,44 @@ def _retry_busy(task: Task, busy_waits: int, what: str) -> str:
     )
 
 
+def _retry_or_fail(task: Task, exc: Exception, version_ids: list[str], busy_waits: int) -> None:
+    """Retry the task with backoff (raises Celery's Retry) while attempts are left; after the
+    last one, end each version `failed` (retryable) with a message an editor can act on."""
+    settings = get_settings()
+    attempt = task.request.retries - busy_waits + 1  # this run, counted from 1
+    if attempt < settings.max_attempts:
+        backoff = min(2 ** (attempt - 1) * 2, settings.retry_backoff_max_seconds)
+        raise task.retry(countdown=backoff * random.uniform(0.75, 1.25), exc=exc) from exc
+    transient = isinstance(exc, TransientError)
+    if not transient:
+        log.error("unexpected error in a stage", exc_info=exc)
+    for version_id in version_ids:
+        fail_version(
+            uuid.UUID(version_id),
+            code=exc.code if transient else "internal_error",
+            message=exc.message
+            if transient
+            else f"Unexpected error in {task.name}; operators: see the worker log for task "
+            f"{task.request.id}.",
+            retryable=True,
+            actor=task.name,
+        )
+
+
 def _run(
     task: Task,
     stage: Callable[[uuid.UUID, str], stages.Outcome],
     version_id: str,
     busy_waits: int,
 ) -> str:
-    settings = get_settings()
     try:
         outcome = stage(uuid.UUID(version_id), task.request.id or f"local-{uuid.uuid4()}")
     except Exception as exc:
         # Transient errors, and bugs we did not foresee, are retried with backoff; when the
         # attempts run out the version ends `failed` (retryable) instead of hanging unseen.
-        attempt = task.request.retries - busy_waits + 1  # this run, counted from 1
-        if attempt >= settings.max_attempts:
-            transient = isinstance(exc, TransientError)
-            if not transient:
-                log.error("unexpected error in a stage", exc_info=exc)
-            fail_version(
-                uuid.UUID(version_id),
-                code=exc.code if transient else "internal_error",
-                message=exc.message
-                if transient
-                else f"Unexpected error in {task.name}; operators: see the worker log for task "
-                f"{task.request.id}.",
-                retryable=True,
-                actor=task.name,
-            )
-            task.request.chain = task.request.callbacks = None
-            return stages.Outcome.STOPPED
-        backoff = min(2 ** (attempt - 1) * 2, settings.retry_backoff_max_seconds)
-        raise task.retry(countdown=backoff * random.uniform(0.75, 1.25), exc=exc) from exc
+        _retry_or_fail(task, exc, [version_id], busy_waits)
+        task.request.chain = task.request.callbacks = None
+        return stages.Outcome.STOPPED
     if outcome is stages.Outcome.BUSY:
         return _retry_busy(task, busy_waits, f"version {version_id}")
     if outcome is stages.Outcome.STOPPED:
@@ -146,25 +153,8 @@ def _run_batch(
             handover_from=handover,
         )
     except Exception as exc:
-        attempt = task.request.retries - busy_waits + 1
-        if attempt >= settings.max_attempts:
-            transient = isinstance(exc, TransientError)
-            if not transient:
-                log.error("unexpected error in a stage", exc_info=exc)
-            for version_id in ids:
-                fail_version(
-                    uuid.UUID(version_id),
-                    code=exc.code if transient else "internal_error",
-                    message=exc.message
-                    if transient
-                    else f"Unexpected error in {task.name}; operators: see the worker log for "
-                    f"task {task.request.id}.",
-                    retryable=True,
-                    actor=task.name,
-                )
-            return stages.Outcome.STOPPED
-        backoff = min(2 ** (attempt - 1) * 2, settings.retry_backoff_max_seconds)
-        raise task.retry(countdown=backoff * random.uniform(0.75, 1.25), exc=exc) from exc
+        _retry_or_fail(task, exc, ids, busy_waits)
+        return stages.Outcome.STOPPED
     if then is not None and outcome.go_on:
         then.apply_async(([str(v) for v in outcome.go_on],), {"handover": outcome.handover})
     if outcome.busy:
