@@ -1,4 +1,6 @@
-"""Test-wide setup: the offline tiktoken vocabulary, then the shared fixtures."""
+"""Test-wide setup: the tests' own corpus and the shared fixtures. Without internet, set
+TIKTOKEN_CACHE_DIR (README, "tiktoken's vocabulary"); `.ci/run` does.
+"""
 
 from __future__ import annotations
 
@@ -6,11 +8,8 @@ import os
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-_SHARED_CACHE = ROOT.parent / "shared" / "tiktoken-cache"
-if "TIKTOKEN_CACHE_DIR" not in os.environ and _SHARED_CACHE.is_dir():
-    os.environ["TIKTOKEN_CACHE_DIR"] = str(_SHARED_CACHE)
 
-# The tests' own Markdown pages (origin and licence in its README); bench/ uses ../shared/corpus.
+# The tests' own Markdown pages (origin and licence in its README); bench/ uses the larger corpus.
 CORPUS = ROOT / "tests" / "corpus"
 CORPUS_PAGES = sorted(p for p in CORPUS.rglob("*.md") if p.name != "README.md")
 
