@@ -16,89 +16,110 @@ a batch stage locks its versions' rows with SKIP LOCKED, so it never waits on an
 
 from __future__ import annotations
 
-from shared.repository.batches import (
-    BatchClaim,
-    add_usages,
-    chunks_with_vectors_of,
-    chunks_without_vectors_of,
-    claim_batch,
-    finish_batch,
-    heartbeat_batch,
-    release_batch,
-)
-from shared.repository.documents import (
-    active_collection,
-    complete_delivery,
-    current_version_ids,
-    document_still_deleted,
-    mark_document_deleted,
-    mark_purged,
-    record_delivery,
-    set_active_collection,
-)
-from shared.repository.queries import (
-    DocumentTotals,
-    count_chunks,
-    current_point_ids,
-    document_by_identity,
-    document_events,
-    document_history,
-    document_sources,
-    document_totals,
-    document_versions,
-    documents_with_id_prefix,
-    failures_by_code,
-    find_document,
-    get_document,
-    latest_version,
-    list_documents,
-    previous_version,
-    recent_documents,
-    recent_stage_times,
-    status_counts,
-    tokens_spent_total,
-    version_chunks,
-    versions_by_id,
-)
-from shared.repository.reaper import (
-    stuck_in_stage,
-    touch_for_retry,
-    unpurged_documents,
-    waiting_in_received,
-)
-from shared.repository.stages import (
-    add_usage,
-    chunk_point_ids,
-    chunks_with_vectors,
-    chunks_without_vectors,
-    describe_document,
-    load_version,
-    make_current,
-    other_live_lease,
-    other_versions_point_ids,
-    replace_chunks,
-    save_conversion,
-    save_fetched,
-    store_vectors,
-)
-from shared.repository.versions import (
-    STAGE_TIMESTAMP,
-    Claim,
-    NewVersion,
-    Registered,
-    add_event,
-    claim_stage,
-    dialect_insert,
-    fail_version,
-    finish_stage,
-    heartbeat,
-    lock_document,
-    mark_fetched_unchanged,
-    register_version,
-    release,
-    supersede_in_flight,
-    transition,
-)
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from shared.repository.batches import (
+        BatchClaim,
+        add_usages,
+        chunks_with_vectors_of,
+        chunks_without_vectors_of,
+        claim_batch,
+        finish_batch,
+        heartbeat_batch,
+        release_batch,
+    )
+    from shared.repository.documents import (
+        active_collection,
+        complete_delivery,
+        current_version_ids,
+        document_still_deleted,
+        mark_document_deleted,
+        mark_purged,
+        record_delivery,
+        set_active_collection,
+    )
+    from shared.repository.queries import (
+        DocumentTotals,
+        count_chunks,
+        current_point_ids,
+        document_by_identity,
+        document_events,
+        document_history,
+        document_sources,
+        document_totals,
+        document_versions,
+        documents_with_id_prefix,
+        failures_by_code,
+        find_document,
+        get_document,
+        latest_version,
+        list_documents,
+        previous_version,
+        recent_documents,
+        recent_stage_times,
+        status_counts,
+        tokens_spent_total,
+        version_chunks,
+        versions_by_id,
+    )
+    from shared.repository.reaper import (
+        stuck_in_stage,
+        touch_for_retry,
+        unpurged_documents,
+        waiting_in_received,
+    )
+    from shared.repository.stages import (
+        add_usage,
+        chunk_point_ids,
+        chunks_with_vectors,
+        chunks_without_vectors,
+        describe_document,
+        load_version,
+        make_current,
+        other_live_lease,
+        other_versions_point_ids,
+        replace_chunks,
+        save_conversion,
+        save_fetched,
+        store_vectors,
+    )
+    from shared.repository.versions import (
+        STAGE_TIMESTAMP,
+        Claim,
+        NewVersion,
+        Registered,
+        add_event,
+        claim_stage,
+        dialect_insert,
+        fail_version,
+        finish_stage,
+        heartbeat,
+        lock_document,
+        mark_fetched_unchanged,
+        register_version,
+        release,
+        supersede_in_flight,
+        transition,
+    )
+
+# The submodules are imported on first use of one of their names (PEP 562), not with the
+# package: `ingest status` reads through `overview` (the plain database driver) and starts
+# without SQLAlchemy's ORM, which alone takes about half of its 0.5 s start-up budget.
+_SUBMODULES = ("batches", "documents", "queries", "reaper", "stages", "versions")
+
+
+def __getattr__(name: str) -> object:
+    if name in __all__:
+        for submodule in _SUBMODULES:
+            module = importlib.import_module(f"{__name__}.{submodule}")
+            if name in vars(module):
+                value = vars(module)[name]
+                globals()[name] = value
+                return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "STAGE_TIMESTAMP",

@@ -1,7 +1,7 @@
 """The `ingest` command line: one entry point for operators and the embedded default.
 
 Start-up rule: a command pays only for what it uses (`ingest --help` imports no part of the
-service; `ingest status` only the settings, SQLAlchemy and the models), so the command modules
+service; `ingest status` only the settings and the database driver), so the command modules
 import only typer, rich's console and the standard library at the top, and every command imports
 the service (SQLAlchemy, Celery, Qdrant, tiktoken, ...) inside its own body.
 A new command follows the same pattern; `tests/integration/test_cli_first_hour.py`

@@ -193,16 +193,13 @@ def lookup(session: Session, key: str) -> Document:
     raise typer.Exit(1)
 
 
-def _no_embedded_database() -> bool:
+def _no_embedded_database(database_url: str) -> bool:
     """True when the embedded default's SQLite file does not exist yet: nothing to show, and no
     reason to pay for Alembic (a second of start-up) just to create an empty schema."""
-    from shared.settings import get_settings
+    from shared.repository.overview import sqlite_path
 
-    url = get_settings().database_url
-    if not url.startswith("sqlite"):
-        return False
-    database = url.split("///", 1)[-1].split("?", 1)[0]
-    return database not in ("", ":memory:") and not Path(database).exists()
+    path = sqlite_path(database_url)
+    return path is not None and not Path(path).exists()
 
 
 def status(
@@ -211,33 +208,51 @@ def status(
     ),
 ) -> None:
     """Documents by status, or one document's versions and history."""
-    if _no_embedded_database():
+    from shared.settings import get_settings
+
+    database_url = get_settings().database_url
+    if _no_embedded_database(database_url):
         console.print("no documents yet: `ingest run PATH...` ingests files and folders")
         return
+    if document is None:
+        _overview(database_url)
+    else:
+        _document_history(document)
+
+
+def _overview(database_url: str) -> None:
+    """Counts by status and the documents changed last, through the plain driver (start-up)."""
+    from rich.table import Table
+
+    from shared.repository import overview
+
+    with overview.connect(database_url) as connection:
+        counts = overview.status_counts(connection)
+        recent = overview.recent_documents(connection)
+    table = Table("status", "documents", title="documents")
+    for name, count in sorted(counts.items()):
+        table.add_row(name, str(count))
+    console.print(table)
+    # Whole ids (to copy into `ingest status ID`); the title wraps on a narrow terminal.
+    listing = Table(title="recently changed")
+    listing.add_column("id", no_wrap=True, min_width=36)
+    listing.add_column("updated", no_wrap=True, min_width=16)
+    listing.add_column("title")
+    for doc in recent:
+        listing.add_row(
+            str(doc.id), f"{doc.updated_at:%Y-%m-%d %H:%M}", doc.title or Path(doc.external_id).name
+        )
+    console.print(listing)
+
+
+def _document_history(document: str) -> None:
+    """One document's versions and its history of state changes."""
     from rich.table import Table
 
     from shared import repository as repo
     from shared.db import transaction
 
     with transaction() as session:
-        if document is None:
-            table = Table("status", "documents", title="documents")
-            for name, count in sorted(repo.status_counts(session).items()):
-                table.add_row(name, str(count))
-            console.print(table)
-            # Whole ids (to copy into `ingest status ID`); the title wraps on a narrow terminal.
-            recent = Table(title="recently changed")
-            recent.add_column("id", no_wrap=True, min_width=36)
-            recent.add_column("updated", no_wrap=True, min_width=16)
-            recent.add_column("title")
-            for doc in repo.recent_documents(session):
-                recent.add_row(
-                    str(doc.id),
-                    f"{doc.updated_at:%Y-%m-%d %H:%M}",
-                    doc.title or Path(doc.external_id).name,
-                )
-            console.print(recent)
-            return
         found = lookup(session, document)
         console.print(f"[bold]{found.title or found.external_id}[/] {found.id} ({found.source})")
         console.print(f"external id: {found.external_id}", markup=False, soft_wrap=True)

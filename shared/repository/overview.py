@@ -1,0 +1,122 @@
+"""The overview `ingest status` prints (counts by status, recently changed documents), read
+through the plain database driver (sqlite3 or psycopg), not SQLAlchemy.
+
+Why: `ingest status` is the command a user types most, and it must answer in under 0.5 s;
+importing SQLAlchemy and the models alone takes more than half of that. Read-only, two
+queries over the tables `models.py` defines; `queries.status_counts` and
+`queries.recent_documents` are the same reads for the API, through the ORM (a test compares
+them).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import uuid
+from collections.abc import Iterator
+from contextlib import closing, contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from shared.errors import IngestError
+
+STATUS_COUNTS = """
+SELECT CASE WHEN d.deleted_at IS NOT NULL THEN 'deleted'
+            ELSE COALESCE(v.status, 'received') END AS status,
+       COUNT(*)
+FROM documents d LEFT JOIN document_versions v ON v.id = d.latest_version_id
+GROUP BY 1
+"""
+
+RECENT_DOCUMENTS = """
+SELECT id, updated_at, title, external_id FROM documents ORDER BY updated_at DESC LIMIT {limit:d}
+"""
+
+
+@dataclass(frozen=True)
+class RecentDocument:
+    id: uuid.UUID
+    updated_at: datetime
+    title: str | None
+    external_id: str
+
+
+def sqlite_path(url: str) -> str | None:
+    """The file of a `sqlite:///...` URL (None for another database or `:memory:`)."""
+    if not url.startswith("sqlite"):
+        return None
+    database = url.split("///", 1)[-1].split("?", 1)[0]
+    return None if database in ("", ":memory:") else database
+
+
+@contextmanager
+def connect(database_url: str) -> Iterator[Any]:
+    """A read-only DB-API connection for DATABASE_URL; driver errors become one-line
+    `IngestError`s (`database`, or `no_schema` before `ingest db upgrade`)."""
+    try:
+        path = sqlite_path(database_url)
+        if path is not None:
+            with closing(sqlite3.connect(path, timeout=30)) as connection:
+                connection.execute("PRAGMA query_only=ON")
+                yield connection
+            return
+        import psycopg
+
+        with psycopg.connect(_libpq_url(database_url), autocommit=True) as connection:
+            yield connection
+    except IngestError:
+        raise
+    except Exception as error:
+        if type(error).__module__.split(".")[0] not in ("sqlite3", "psycopg"):
+            raise
+        raise _one_line(error) from None
+
+
+def status_counts(connection: Any) -> dict[str, int]:
+    """Documents by the status of their latest version (`deleted` for deleted ones)."""
+    return {str(status): int(count) for status, count in _rows(connection, STATUS_COUNTS)}
+
+
+def recent_documents(connection: Any, limit: int = 20) -> list[RecentDocument]:
+    """The documents changed last, newest first."""
+    return [
+        RecentDocument(_uuid(id_), _utc(updated_at), title, external_id)
+        for id_, updated_at, title, external_id in _rows(
+            connection, RECENT_DOCUMENTS.format(limit=limit)
+        )
+    ]
+
+
+def _rows(connection: Any, sql: str) -> list[tuple[Any, ...]]:
+    cursor = connection.cursor()
+    try:
+        cursor.execute(sql)
+        return list(cursor.fetchall())
+    finally:
+        cursor.close()
+
+
+def _libpq_url(url: str) -> str:
+    """`postgresql+psycopg://...` (SQLAlchemy's form) as libpq's `postgresql://...`."""
+    scheme, rest = url.split("://", 1)
+    if not scheme.startswith("postgres"):
+        raise IngestError(f"unsupported DATABASE_URL scheme {scheme!r}", code="configuration")
+    return "postgresql://" + rest
+
+
+def _uuid(value: Any) -> uuid.UUID:
+    """Postgres answers a UUID; SQLite stores SQLAlchemy's `Uuid` as 32 hex digits."""
+    return value if isinstance(value, uuid.UUID) else uuid.UUID(str(value))
+
+
+def _utc(value: Any) -> datetime:
+    """Postgres answers an aware datetime; SQLite a naive UTC string (`UTCDateTime`)."""
+    moment = value if isinstance(value, datetime) else datetime.fromisoformat(str(value))
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+
+
+def _one_line(error: Exception) -> IngestError:
+    text = " ".join(str(error).split())
+    if "no such table" in text or type(error).__name__ == "UndefinedTable":
+        return IngestError("the database has no schema: run `ingest db upgrade`.", code="no_schema")
+    return IngestError(f"{type(error).__name__}: {text}", code="database")
