@@ -15,6 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from mistune import list_parser
+from mistune.block_parser import BlockParser
 
 from shared.pipeline.chunk import ChunkSettings, chunk_markdown
 from shared.pipeline.chunk.doc_tokens import DocTokens
@@ -196,3 +197,7 @@ def test_list_break_patterns_are_made_once_and_the_same() -> None:
         pattern = memoised(_MARKDOWN.block, width)
         assert memoised(_MARKDOWN.block, width) is pattern
         assert pattern.pattern == memoised.__wrapped__(_MARKDOWN.block, width).pattern
+    assert set(_MARKDOWN.block.list_break_patterns) >= set(range(7))
+    other = BlockParser()  # rules may change after it is made: mistune's own function
+    assert memoised(other, 2).pattern == memoised.__wrapped__(other, 2).pattern
+    assert getattr(other, "list_break_patterns", None) is None

@@ -131,6 +131,8 @@ class _PositionedState(BlockState):
 class _PositionedParser(BlockParser):
     """Block parser that records the cursor span of every top-level token it makes."""
 
+    list_break_patterns: dict[int, re.Pattern[str]] | None = None  # see `_memoise_...`
+
     def parse(self, state: BlockState, rules: list[str] | None = None) -> None:
         # A container's extent never depends on its children's parse (mistune collects
         # item, quote and admonition lines first), and chunk metadata only needs the kinds
@@ -180,19 +182,19 @@ class _PositionedParser(BlockParser):
 def _memoise_list_break_patterns() -> None:
     """mistune builds and compiles the same "what ends a list item" regex for every list item
     (a tenth of the parse on real pages); it depends only on the parser's rule patterns and the
-    item's indent, so keep each one. A pure cache: the function itself makes every pattern."""
+    item's indent. Our own parser's rules are fixed once it is made (`_make_markdown`), so it
+    keeps one pattern per indent; any other parser gets mistune's function as it is."""
     make = getattr(list_parser, "_compile_list_break_sc", None)
-    rules = getattr(list_parser, "_get_list_break_rules", None)
-    if make is None or rules is None or getattr(make, "memoised", False):
+    if make is None or getattr(make, "memoised", False):
         return
-    made: dict[tuple[Any, ...], re.Pattern[str]] = {}
 
     def memoised(block: BlockParser, leading_width: int) -> re.Pattern[str]:
-        spec = block.specification
-        key = (leading_width, *((name, spec[name]) for name in rules(block)))
-        pattern = made.get(key)
+        made = getattr(block, "list_break_patterns", None)
+        if made is None:
+            return make(block, leading_width)
+        pattern = made.get(leading_width)
         if pattern is None:
-            pattern = made[key] = make(block, leading_width)
+            pattern = made[leading_width] = make(block, leading_width)
         return pattern
 
     memoised.memoised = True  # type: ignore[attr-defined]
@@ -212,6 +214,7 @@ def _make_markdown() -> mistune.Markdown:
     parser.list_rules = list(nested)
     parser.block_quote_rules = list(nested)
     gfm_table.register(parser)
+    parser.list_break_patterns = {}  # its rules are final now: memoise (see above)
     return mistune.Markdown(block=parser)
 
 
@@ -275,14 +278,16 @@ def _add_gap(blocks: list[Block], text: str, start: int, end: int, offset: int) 
 
 def _block(token: dict[str, Any], text: str, start: int, end: int, offset: int) -> Block:
     kind = _KIND.get(token["type"], "text")
-    languages: list[str] = []
-    admonitions: list[str] = []
-    inner: list[str] = []
-    _walk(token, languages, admonitions, inner, top=True)
     level, title = 0, ""
     if kind == "heading":
         level = token["attrs"]["level"]
         title = _heading_title(token.get("text", ""))
+    if not token.get("children") and kind not in ("code", "admonition"):
+        return Block(kind, offset + start, offset + end, level=level, title=title)  # nothing inside
+    languages: list[str] = []
+    admonitions: list[str] = []
+    inner: list[str] = []
+    _walk(token, languages, admonitions, inner, top=True)
     inner_kinds = tuple(dict.fromkeys(k for k in inner if k != kind))
     return Block(
         kind,
