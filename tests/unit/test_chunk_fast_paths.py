@@ -18,10 +18,9 @@ from mistune import list_parser
 from mistune.block_parser import BlockParser
 
 from shared.pipeline.chunk import ChunkSettings, chunk_markdown
-from shared.pipeline.chunk.doc_tokens import DocTokens
+from shared.pipeline.chunk.doc_tokens import DocTokens, _token_starts
 from shared.pipeline.chunk.markdown_blocks import _MARKDOWN, normalise, scan_blocks
 from shared.pipeline.chunk.packing import Packer
-from shared.pipeline.chunk.split import _token_starts
 from shared.pipeline.chunk.token_sums import (
     block_tail,
     is_seam,
@@ -148,6 +147,8 @@ def test_doc_tokens_of_a_slice_are_its_own_encode(
     assert doc.tokens(start, end) == expected
     assert doc.count(start, end) == len(expected)
     assert doc.last_tokens(start, end, count) == (expected[-count:] if count else [])
+    offsets = enc.decode_with_offsets(expected)[1] if expected else []
+    assert doc.token_starts(start, end) == [start + offset for offset in offsets]
 
 
 def test_one_encode_per_document_gives_every_blocks_own_encode() -> None:

@@ -30,11 +30,12 @@ _CONTINUATION_BYTES = bytes(range(0x80, 0xC0))
 
 
 @lru_cache(maxsize=1)
-def _vocabulary() -> tuple[list[int], list[bool]]:
-    """Per token: the characters it starts, and whether it opens inside a character."""
+def _vocabulary() -> tuple[list[int], list[bool], list[int]]:
+    """Per token: the characters it starts, whether it opens inside a character, its bytes."""
     enc = encoding()
     starts: list[int] = []
     inside: list[bool] = []
+    sizes: list[int] = []
     for token in range(enc.max_token_value + 1):
         try:
             raw = enc.decode_single_token_bytes(token)
@@ -42,7 +43,8 @@ def _vocabulary() -> tuple[list[int], list[bool]]:
             raw = b""
         starts.append(len(raw.translate(None, _CONTINUATION_BYTES)))
         inside.append(bool(raw) and 0x80 <= raw[0] < 0xC0)
-    return starts, inside
+        sizes.append(len(raw))
+    return starts, inside, sizes
 
 
 @lru_cache(maxsize=8192)
@@ -57,6 +59,27 @@ def encode(text: str) -> list[int] | tuple[int, ...]:
     return encoding().encode_ordinary(text)
 
 
+def _token_starts(token_bytes: list[bytes]) -> list[int]:
+    """tiktoken's `decode_with_offsets` offsets (the character where each token starts; a
+    token opening inside a character counts from that character), counted in C, not per byte
+    in Python: the characters a token starts are its bytes other than UTF-8 continuations."""
+    offsets = []
+    length = 0
+    for token in token_bytes:
+        if token.isascii():
+            offsets.append(length)
+            length += len(token)
+        else:
+            offsets.append(max(0, length - (0x80 <= token[0] < 0xC0)))
+            length += len(token.translate(None, _CONTINUATION_BYTES))
+    return offsets
+
+
+def _starts_of(text: str, origin: int) -> list[int]:
+    enc = encoding()
+    return [origin + offset for offset in _token_starts(enc.decode_tokens_bytes(encode(text)))]
+
+
 class DocTokens:
     """One encode of `source[origin:]` (the body: front matter is never chunked);
     `tokens(start, end)` equals `encode(source[start:end])` for `origin <= start <= end`."""
@@ -65,7 +88,7 @@ class DocTokens:
         self.source = source
         self.origin = origin
         self.all = encoding().encode_ordinary(source[origin:])
-        starts, self._inside = _vocabulary()
+        starts, self._inside, self._sizes = _vocabulary()
         self.chars = list(accumulate(map(starts.__getitem__, self.all), initial=origin))
         # Text tiktoken had to repair (lone surrogates) has no character map: encode slices.
         self.mapped = self.chars[-1] == len(source)
@@ -101,6 +124,25 @@ class DocTokens:
         if last - first >= needed:
             return [*self.all[last - needed : last], *tail_tokens]
         return [*encode(head), *self.all[first:last], *tail_tokens][-count:]
+
+    def token_starts(self, start: int, end: int) -> list[int]:
+        """Where each token of `source[start:end]` starts, as tiktoken's `decode_with_offsets`
+        gives it (plus `start`): a token opening inside a character counts from it."""
+        parts = self._parts(start, end)
+        if parts is None:
+            return _starts_of(self.source[start:end], start)
+        head, first, last, tail = parts
+        inside = self._inside
+        middle = zip(self.chars[first:last], self.all[first:last], strict=True)
+        return [
+            *_starts_of(head, start),
+            *[char - inside[token] for char, token in middle],
+            *_starts_of(tail, end - len(tail)),
+        ]
+
+    def byte_length(self, tokens: list[int]) -> int:
+        """`len(decode_bytes(tokens))` without decoding."""
+        return sum(map(self._sizes.__getitem__, tokens))
 
     def _parts(self, start: int, end: int) -> tuple[str, int, int, str] | None:
         """(head, first, last, tail): `source[start:end]` is `head`, the document's tokens

@@ -61,8 +61,8 @@ def take_overlap(
     if budget <= 0 or previous.end <= previous.start:
         return NONE
     enc = encoding()
-    tail = enc.decode_bytes(doc.last_tokens(previous.start, previous.end, budget + 2))
-    begin = max(previous.start, previous.end - len(tail))  # chars <= bytes: covers the tail
+    tail = doc.byte_length(doc.last_tokens(previous.start, previous.end, budget + 2))
+    begin = max(previous.start, previous.end - tail)  # chars <= bytes: covers the tail
     body_start = _continued_body(source, blocks, previous, draft)
     low = max(budget * 6 // 7, 1)
     measured: dict[int, Overlap] = {}
@@ -87,7 +87,7 @@ def take_overlap(
         from the bytes per token of the tail, then a step or two to the exact one."""
         if not candidates:
             return None
-        per_token = max(len(tail), 1) / (budget + 2)
+        per_token = max(tail, 1) / (budget + 2)
         # The first candidate whose bytes suggest it fits (byte counts fall as the start
         # moves on, so a binary search finds it), or the last one.
         index, high = 0, len(candidates) - 1

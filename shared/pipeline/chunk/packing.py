@@ -146,7 +146,9 @@ class Packer:
         overhead = len(encoding().encode_ordinary(prefix + suffix)) + _MARGIN
         if 2 * overhead > self.cap:  # settings too small for the structure: drop it, not the max
             prefix, suffix, overhead = "", "", _MARGIN
-        pieces = split_block(self.source, block, max(self.target // 2, 1), self.cap - overhead)
+        pieces = split_block(
+            self.source, block, max(self.target // 2, 1), self.cap - overhead, self.doc
+        )
         base = self._draft(draft.first, draft.first + 1)
         return [
             replace(
@@ -167,7 +169,7 @@ class Packer:
             replace(
                 base, start=p.start, end=p.end, tokens=p.tokens, prefix=p.prefix, suffix=p.suffix
             )
-            for p in split_block(self.source, block, self.target, self.cap)
+            for p in split_block(self.source, block, self.target, self.cap, self.doc)
         ]
 
     def _draft(self, first: int, stop: int) -> Draft:
@@ -286,7 +288,7 @@ class Packer:
             middle = (draft.first + draft.last) // 2
             return [self._draft(heading, middle + 1), self._draft(middle + 1, draft.last + 1)]
         block = self.blocks[draft.first]
-        pieces = split_block(self.source, block, self.target, self.cap - lead)
+        pieces = split_block(self.source, block, self.target, self.cap - lead, self.doc)
         drafts = [
             replace(draft, start=p.start, end=p.end, tokens=p.tokens, prefix=p.prefix)
             for p in pieces
