@@ -202,3 +202,18 @@ def test_list_break_patterns_are_made_once_and_the_same() -> None:
     other = BlockParser()  # rules may change after it is made: mistune's own function
     assert memoised(other, 2).pattern == memoised.__wrapped__(other, 2).pattern
     assert getattr(other, "list_break_patterns", None) is None
+
+
+_INDENTED = st.text(alphabet=" \t", max_size=9).flatmap(
+    lambda lead: st.text(alphabet="ab \t-1.", max_size=6).map(lambda rest: lead + rest)
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_INDENTED, st.integers(0, 9))
+def test_tab_free_indent_fast_paths_match_mistunes_own(line: str, columns: int) -> None:
+    for name in ("_count_indent", "_expand_leading_tabs", "_has_continuation_indent"):
+        fast = getattr(list_parser, name)
+        slow = fast.__wrapped__
+        args = (line,) if name == "_count_indent" else (line, columns)
+        assert fast(*args) == slow(*args), name
