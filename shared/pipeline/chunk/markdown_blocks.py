@@ -145,17 +145,21 @@ class _PositionedParser(BlockParser):
         super().parse(state, rules)
 
     def parse_method(self, m: re.Match[str], state: BlockState) -> int | None:
+        method = self._methods[m.lastgroup]  # type: ignore[index]  # mistune's own dispatch
         if state.parent is not None:
-            return super().parse_method(m, state)
+            return method(m, state)
         before = len(state.tokens)
         last = state.tokens[-1] if state.tokens else None
         last_type = last["type"] if last else None
         last_end = last.get("_end") if last else None
-        end = super().parse_method(m, state)
+        end = method(m, state)
         if not end:
             return end
         new = state.tokens[before:]
-        if new:
+        if len(new) == 1:  # the usual case: one token from the match to `end`
+            if "_start" not in new[0]:
+                new[0]["_start"], new[0]["_end"] = m.start(), end
+        elif new:
             for index, token in enumerate(new):
                 if "_start" in token:
                     continue

@@ -186,8 +186,8 @@ def _prose_starts(
 ) -> None:
     """Where `pattern`'s matches end in `[begin, end)`, outside code and container lines."""
     matches = pattern.finditer(source, max(begin - 1, block.start), min(end, block.end))
-    if not nested:
-        found.extend((start, "") for match in matches if begin <= (start := match.end()) < end)
+    if not nested:  # each match takes a character at `begin - 1` or later and ends before `end`
+        found.extend([(match.end(), "") for match in matches])
         return
     for match in matches:
         start = match.end()
