@@ -107,7 +107,12 @@ class DocTokens:
         if parts is None:
             return len(encode(self.source[start:end]))
         head, first, last, tail = parts
-        return len(encode(head)) + last - first + len(encode(tail))
+        total = last - first
+        if head:
+            total += len(encode(head))
+        if tail:
+            total += len(encode(tail))
+        return total
 
     def last_tokens(self, start: int, end: int, count: int) -> list[int]:
         """The last `count` tokens of `source[start:end]` (all if fewer)."""
@@ -168,12 +173,13 @@ class DocTokens:
 
     def _index(self, pos: int) -> int | None:
         """The index of the token that starts at character `pos`, or None."""
-        chars = self.chars
+        size = len(self.all)
         if pos >= len(self.source):
-            return len(self.all)
+            return size
+        chars, tokens, inside = self.chars, self.all, self._inside
         index = bisect_left(chars, pos)
-        while index < len(self.all) and chars[index] == pos and self._inside[self.all[index]]:
-            index += 1  # tokens that finish the character before `pos`
-        if index < len(self.all) and chars[index] == pos:
-            return index
+        while index < size and chars[index] == pos:
+            if not inside[tokens[index]]:
+                return index
+            index += 1  # a token that finishes the character before `pos`
         return None
