@@ -1,10 +1,10 @@
 """The chunker's shortcuts give what the slow paths gave.
 
 Container children (list items, quotes, admonitions) are parsed only when a line could open
-a kind the metadata reports; final token counts are summed from block counts at positions
-where cl100k_base's pieces cannot cross (`token_sums`), and every slice's tokens are read
-from one encode of the document (`doc_tokens`); mistune's list-break regexes are made once
-per indent; a split block's token offsets are counted without tiktoken's per-byte Python loop.
+a kind the metadata reports; the tokens and counts of blocks, overlaps, chunk tails and
+final texts are read from one encode of the document (`doc_tokens`) at positions where
+cl100k_base's pieces cannot cross (`token_sums`); mistune's list-break regexes are made once
+per indent and its indentation helpers skip their per-character loop on lines without a tab.
 """
 
 from __future__ import annotations

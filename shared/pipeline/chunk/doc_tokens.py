@@ -90,7 +90,7 @@ class DocTokens:
         self.all = encoding().encode_ordinary(source[origin:])
         starts, self._inside, self._sizes = _vocabulary()
         self.chars = list(accumulate(map(starts.__getitem__, self.all), initial=origin))
-        # Text tiktoken had to repair (lone surrogates) has no character map: encode slices.
+        # Should the characters not add up (text tiktoken had to repair), encode each slice.
         self.mapped = self.chars[-1] == len(source)
 
     def tokens(self, start: int, end: int) -> list[int]:
