@@ -69,7 +69,8 @@ def _load(raw: str) -> Any:
     bounded (`_nesting_bound`), so libyaml composes it once and the depth is read from the
     nodes. Anything else is first walked as events (nothing composed), then loaded.
     """
-    if "&" in raw or "*" in raw or _nesting_bound(raw) > _COMPOSE_LIMIT:
+    bound = _nesting_bound(raw)
+    if "&" in raw or "*" in raw or bound > _COMPOSE_LIMIT:
         _check_events(raw)
         return yaml.load(raw, Loader=_YAML_LOADER)
     loader = _YAML_LOADER(raw)
@@ -79,7 +80,8 @@ def _load(raw: str) -> Any:
         except yaml.YAMLError:
             _check_events(raw)  # what the walk refuses is refused before bad YAML is reported
             raise
-        _check_depth(node)
+        if bound > MAX_DEPTH:  # else it cannot nest that deep
+            _check_depth(node)
         return None if node is None else loader.construct_document(node)
     finally:
         loader.dispose()
