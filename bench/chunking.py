@@ -131,7 +131,8 @@ def phases() -> dict[str, float]:
     docs = corpus()
     chunking.chunk_markdown(docs[0])
     settings = chunking.ChunkSettings()
-    spent = dict.fromkeys(["front matter", "mistune blocks", "block encodes", "packing"], 0.0)
+    stages = ["front matter", "mistune blocks", "document encode, block counts", "packing"]
+    spent = dict.fromkeys(stages, 0.0)
     spent["final texts"] = 0.0
     for doc in docs:
         marks = [time.perf_counter()]

@@ -27,6 +27,8 @@ MAX_DEPTH = 20
 
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\n(?P<yaml>(?:.*?\n)??)(?:---|\.\.\.)[ \t]*(?:\n|\Z)", re.S)
 _YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when built with it
+# Nesting libyaml's composer (which recurses in C) may meet: far below any stack limit.
+_COMPOSE_LIMIT = 200
 _OPEN = (yaml.MappingStartEvent, yaml.SequenceStartEvent)
 _CLOSE = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
 
@@ -52,13 +54,68 @@ def front_matter(source: str) -> tuple[dict[str, Any], int]:
             "and move the rest into the page.",
         )
     try:
-        _check_events(raw)
-        data = yaml.load(raw, Loader=_YAML_LOADER)
+        data = _load(raw)
     except yaml.YAMLError:
         return {}, 0  # not YAML: the dashes are Markdown
     if not isinstance(data, dict):
         return {}, 0
     return _jsonable(data), match.end()
+
+
+def _load(raw: str) -> Any:
+    """The YAML's data, with aliases and deep nesting refused before anything is built.
+
+    Most front matter has no `&` or `*` (so no anchor or alias) and few lines: its nesting is
+    bounded (`_nesting_bound`), so libyaml composes it once and the depth is read from the
+    nodes. Anything else is first walked as events (nothing composed), then loaded.
+    """
+    bound = _nesting_bound(raw)
+    if "&" in raw or "*" in raw or bound > _COMPOSE_LIMIT:
+        _check_events(raw)
+        return yaml.load(raw, Loader=_YAML_LOADER)
+    loader = _YAML_LOADER(raw)
+    try:
+        try:
+            node = loader.get_single_node()
+        except yaml.YAMLError:
+            _check_events(raw)  # what the walk refuses is refused before bad YAML is reported
+            raise
+        if bound > MAX_DEPTH:  # else it cannot nest that deep
+            _check_depth(node)
+        return None if node is None else loader.construct_document(node)
+    finally:
+        loader.dispose()
+
+
+def _nesting_bound(raw: str) -> int:
+    """How deep `raw` can nest at most: in block style a level opens on a new line or after
+    a `-` or `?` indicator (an explicit key's value may open one more), and in flow style at
+    a bracket (a flow sequence's `a: b` entry is a mapping of its own)."""
+    flow = raw.count("[") + raw.count("{")
+    return 1 + raw.count("\n") + raw.count("-") + 2 * (raw.count("?") + flow)
+
+
+def _check_depth(node: yaml.Node | None) -> None:
+    """Refuse nesting deeper than `MAX_DEPTH` in a composed document (no aliases in it)."""
+    stack = [(node, 1)] if node is not None else []
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, yaml.MappingNode):
+            children = [child for pair in node.value for child in pair]
+        elif isinstance(node, yaml.SequenceNode):
+            children = node.value
+        else:
+            continue
+        if depth > MAX_DEPTH:
+            raise _too_deep()
+        stack.extend((child, depth + 1) for child in children)
+
+
+def _too_deep() -> FrontMatterError:
+    return FrontMatterError(
+        "The front matter (the YAML between the --- lines at the top) nests lists "
+        f"or mappings more than {MAX_DEPTH} levels deep. Flatten it.",
+    )
 
 
 def _check_events(raw: str) -> None:
@@ -80,10 +137,7 @@ def _check_events(raw: str) -> None:
         if isinstance(event, _OPEN):
             depth += 1
             if depth > MAX_DEPTH:
-                raise FrontMatterError(
-                    "The front matter (the YAML between the --- lines at the top) nests lists "
-                    f"or mappings more than {MAX_DEPTH} levels deep. Flatten it.",
-                )
+                raise _too_deep()
         elif isinstance(event, _CLOSE):
             depth -= 1
 

@@ -1,14 +1,19 @@
 """Front matter is parsed defensively: YAML aliases, oversized and deeply nested blocks are
-refused before anything is built from them, and a `---` block that is not a YAML mapping is
-Markdown, not metadata (issue 14 item 6)."""
+refused before anything is built from them (front matter without anchors and with bounded
+nesting is composed once instead: same outcome), and a `---` block that is not a YAML
+mapping is Markdown, not metadata (issue 14 item 6)."""
 
 from __future__ import annotations
 
 import time
 
 import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from shared.errors import FrontMatterError, PermanentError
+from shared.pipeline import front_matter as front_matter_module
 from shared.pipeline.chunk import chunk_markdown
 from shared.pipeline.front_matter import MAX_BYTES, MAX_DEPTH, front_matter
 
@@ -81,3 +86,62 @@ def test_a_setext_heading_in_dashes_stays_a_heading() -> None:
     (chunk,) = chunk_markdown("---\nKnieoperatie\n---\n\nNeem uw pas mee.\n")
     assert chunk.kinds == ["text", "heading"] and chunk.metadata == {}  # break, heading, text
     assert "Knieoperatie" in chunk.text
+
+
+def _outcome(load, raw: str) -> tuple[str, object]:
+    try:
+        return "data", load(raw)
+    except FrontMatterError as refused:
+        return "refused", refused.message
+    except yaml.YAMLError:
+        return "not YAML", None
+
+
+def _walk_then_load(raw: str) -> object:
+    """The reference: every front matter walked as events first, then loaded."""
+    front_matter_module._check_events(raw)
+    return yaml.load(raw, Loader=front_matter_module._YAML_LOADER)
+
+
+def _depth(raw: str) -> int:
+    depth = deepest = 0
+    for event in yaml.parse(raw, Loader=front_matter_module._YAML_LOADER):
+        if isinstance(event, yaml.MappingStartEvent | yaml.SequenceStartEvent):
+            depth += 1
+            deepest = max(deepest, depth)
+        elif isinstance(event, yaml.MappingEndEvent | yaml.SequenceEndEvent):
+            depth -= 1
+    return deepest
+
+
+_scalars = st.one_of(st.integers(), st.booleans(), st.text(max_size=8), st.dates())
+_values = st.recursive(
+    _scalars,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=5), inner, max_size=3)
+    ),
+    max_leaves=30,
+)
+_EDGE_CASES = [
+    "a:\n" + "".join("  " * n + f"k{n}:\n" for n in range(1, 24)) + "  " * 24 + "v\n",
+    "- " * 25 + "x\n",
+    "? - a\n  - b\n: - c\n",
+    "? a\n: b: c\n",
+    "a: [b: [c: [d: e]]]\n",
+    "a: 1\n---\nb: 2\n",  # two documents
+    "a: [1, 2\n",
+    "a: b: c\n",
+    "a: - b\n",
+    "",
+    "# only a comment\n",
+]
+
+
+@settings(max_examples=150, deadline=None)
+@given(_values, st.sampled_from([None, True, False]))
+def test_loading_once_gives_what_the_walk_and_the_load_gave(value: object, flow) -> None:
+    raw = yaml.safe_dump({"k": value}, default_flow_style=flow, allow_unicode=True)
+    for text in (raw, *_EDGE_CASES):
+        assert _outcome(front_matter_module._load, text) == _outcome(_walk_then_load, text)
+        if _outcome(_walk_then_load, text)[0] == "data":
+            assert _depth(text) <= front_matter_module._nesting_bound(text)

@@ -4,8 +4,9 @@ Inside: `markdown_blocks` finds the top-level blocks with exact offsets (`gfm_ta
 as GitHub renders them), `packing` groups them into drafts (H1, then H2 and deeper, then
 blocks; no heading left at a draft's end), `split` cuts a block over the budget at its own
 seams, `overlap` takes a clean tail of the previous chunk, `sections` names every section a
-chunk covers, `token_sums` counts joined texts without encoding them again, and `assemble`
-puts the final chunks together. `model` holds the settings and the chunk type they share.
+chunk covers, `doc_tokens` reads the tokens of any slice from one encode of the document
+(at the seams `token_sums` knows), and `assemble` puts the final chunks together. `model`
+holds the settings and the chunk type they share.
 """
 
 from shared.pipeline.chunk.assemble import chunk_markdown, front_matter, normalise

@@ -19,11 +19,12 @@ from collections import deque
 from typing import Any
 
 from shared.pipeline.chunk import sections
+from shared.pipeline.chunk.doc_tokens import DocTokens
 from shared.pipeline.chunk.markdown_blocks import Block, front_matter, normalise, scan_blocks
 from shared.pipeline.chunk.model import Chunk, ChunkSettings
 from shared.pipeline.chunk.overlap import NONE, take_overlap
 from shared.pipeline.chunk.packing import Draft, Packer
-from shared.pipeline.chunk.token_sums import JoinedCounts, joined_tokens
+from shared.pipeline.chunk.token_sums import joined_tokens
 from shared.tokens import encoding
 
 __all__ = ["Chunk", "ChunkSettings", "chunk_markdown", "front_matter", "normalise"]
@@ -46,7 +47,6 @@ def _assemble(
 ) -> list[Chunk]:
     """Final texts: overlap, measured token counts, metadata."""
     blocks = packer.blocks
-    joined = JoinedCounts(source, [(b.start, b.end) for b in blocks], packer.tokens)
     chunks: list[Chunk] = []
     previous: Draft | None = None
     previous_offset = 0  # where the previous chunk's own text starts in its text
@@ -59,7 +59,7 @@ def _assemble(
         while True:
             overlap = NONE
             if previous is not None and budget > 0:
-                overlap = take_overlap(source, blocks, packer.encoded, previous, draft, budget)
+                overlap = take_overlap(source, blocks, packer.doc, previous, draft, budget)
             if overlap.inside:
                 assert previous is not None
                 gap = source[previous.end : draft.start]
@@ -73,7 +73,7 @@ def _assemble(
                 text = lead + core
                 offset = len(lead) + len(draft.prefix)
                 lead_count = overlap.tokens + joined_tokens(overlap.text, separator) if lead else 0
-                count = _count(lead, lead_count, core, draft, blocks, joined)
+                count = _count(lead, lead_count, core, draft, packer.doc)
             if count <= settings.max_tokens or not overlap.text:
                 break
             budget = overlap.tokens - (count - settings.max_tokens) - 1
@@ -94,20 +94,12 @@ def _assemble(
     return chunks
 
 
-def _count(
-    lead: str, lead_count: int, core: str, draft: Draft, blocks: list[Block], joined: JoinedCounts
-) -> int:
-    """Tokens of `lead + core`, summed from the counts already known where that is exact."""
-    whole_blocks = (
-        not draft.prefix
-        and not draft.suffix
-        and draft.start == blocks[draft.first].start
-        and draft.end == blocks[draft.last].end
-    )
-    if whole_blocks and (not lead or (lead[-1] == "\n" and not core[0].isspace())):
-        core_count = joined.span(draft.first, draft.last)
-        if core_count is not None:
-            return core_count + lead_count
+def _count(lead: str, lead_count: int, core: str, draft: Draft, doc: DocTokens) -> int:
+    """Tokens of `lead + core`, from the document's tokens where that is exact (a lead ending
+    in a newline before a non-space character is a seam)."""
+    plain = not draft.prefix and not draft.suffix
+    if plain and (not lead or (lead[-1] == "\n" and not core[0].isspace())):
+        return doc.count(draft.start, draft.end) + lead_count
     return len(encoding().encode_ordinary(lead + core))
 
 

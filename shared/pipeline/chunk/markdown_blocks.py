@@ -131,6 +131,8 @@ class _PositionedState(BlockState):
 class _PositionedParser(BlockParser):
     """Block parser that records the cursor span of every top-level token it makes."""
 
+    list_break_patterns: dict[int, re.Pattern[str]] | None = None  # see `_memoise_...`
+
     def parse(self, state: BlockState, rules: list[str] | None = None) -> None:
         # A container's extent never depends on its children's parse (mistune collects
         # item, quote and admonition lines first), and chunk metadata only needs the kinds
@@ -143,17 +145,21 @@ class _PositionedParser(BlockParser):
         super().parse(state, rules)
 
     def parse_method(self, m: re.Match[str], state: BlockState) -> int | None:
+        method = self._methods[m.lastgroup]  # type: ignore[index]  # mistune's own dispatch
         if state.parent is not None:
-            return super().parse_method(m, state)
+            return method(m, state)
         before = len(state.tokens)
         last = state.tokens[-1] if state.tokens else None
         last_type = last["type"] if last else None
         last_end = last.get("_end") if last else None
-        end = super().parse_method(m, state)
+        end = method(m, state)
         if not end:
             return end
         new = state.tokens[before:]
-        if new:
+        if len(new) == 1:  # the usual case: one token from the match to `end`
+            if "_start" not in new[0]:
+                new[0]["_start"], new[0]["_end"] = m.start(), end
+        elif new:
             for index, token in enumerate(new):
                 if "_start" in token:
                     continue
@@ -180,19 +186,19 @@ class _PositionedParser(BlockParser):
 def _memoise_list_break_patterns() -> None:
     """mistune builds and compiles the same "what ends a list item" regex for every list item
     (a tenth of the parse on real pages); it depends only on the parser's rule patterns and the
-    item's indent, so keep each one. A pure cache: the function itself makes every pattern."""
+    item's indent. Our own parser's rules are fixed once it is made (`_make_markdown`), so it
+    keeps one pattern per indent; any other parser gets mistune's function as it is."""
     make = getattr(list_parser, "_compile_list_break_sc", None)
-    rules = getattr(list_parser, "_get_list_break_rules", None)
-    if make is None or rules is None or getattr(make, "memoised", False):
+    if make is None or getattr(make, "memoised", False):
         return
-    made: dict[tuple[Any, ...], re.Pattern[str]] = {}
 
     def memoised(block: BlockParser, leading_width: int) -> re.Pattern[str]:
-        spec = block.specification
-        key = (leading_width, *((name, spec[name]) for name in rules(block)))
-        pattern = made.get(key)
+        made = getattr(block, "list_break_patterns", None)
+        if made is None:
+            return make(block, leading_width)
+        pattern = made.get(leading_width)
         if pattern is None:
-            pattern = made[key] = make(block, leading_width)
+            pattern = made[leading_width] = make(block, leading_width)
         return pattern
 
     memoised.memoised = True  # type: ignore[attr-defined]
@@ -201,6 +207,40 @@ def _memoise_list_break_patterns() -> None:
 
 
 _memoise_list_break_patterns()
+
+
+def _tab_free_fast_paths() -> None:
+    """mistune measures every list item line's indentation column by column in Python (tabs
+    count to the next multiple of 4); on a line without a tab that is just its leading
+    spaces. Same results (a test compares them with mistune's own); tabs go to mistune."""
+    spaces = getattr(list_parser, "_count_indent", None)
+    expand = getattr(list_parser, "_expand_leading_tabs", None)
+    continues = getattr(list_parser, "_has_continuation_indent", None)
+    if spaces is None or expand is None or continues is None or hasattr(spaces, "__wrapped__"):
+        return
+
+    def count_indent(text: str) -> int:
+        return spaces(text) if "\t" in text else len(text) - len(text.lstrip(" "))
+
+    def expand_leading_tabs(line: str, start_column: int = 0) -> str:
+        return expand(line, start_column) if "\t" in line else line
+
+    def has_continuation_indent(line: str, columns: int) -> bool:
+        if "\t" in line:
+            return continues(line, columns)
+        indent = len(line) - len(line.lstrip(" "))
+        return indent >= columns and indent > 0
+
+    for fast, slow in (
+        (count_indent, spaces),
+        (expand_leading_tabs, expand),
+        (has_continuation_indent, continues),
+    ):
+        fast.__wrapped__ = slow  # type: ignore[attr-defined]
+        setattr(list_parser, slow.__name__, fast)
+
+
+_tab_free_fast_paths()
 
 
 def _make_markdown() -> mistune.Markdown:
@@ -212,6 +252,7 @@ def _make_markdown() -> mistune.Markdown:
     parser.list_rules = list(nested)
     parser.block_quote_rules = list(nested)
     gfm_table.register(parser)
+    parser.list_break_patterns = {}  # its rules are final now: memoise (see above)
     return mistune.Markdown(block=parser)
 
 
@@ -275,14 +316,16 @@ def _add_gap(blocks: list[Block], text: str, start: int, end: int, offset: int) 
 
 def _block(token: dict[str, Any], text: str, start: int, end: int, offset: int) -> Block:
     kind = _KIND.get(token["type"], "text")
-    languages: list[str] = []
-    admonitions: list[str] = []
-    inner: list[str] = []
-    _walk(token, languages, admonitions, inner, top=True)
     level, title = 0, ""
     if kind == "heading":
         level = token["attrs"]["level"]
         title = _heading_title(token.get("text", ""))
+    if not token.get("children") and kind not in ("code", "admonition"):
+        return Block(kind, offset + start, offset + end, level=level, title=title)  # nothing inside
+    languages: list[str] = []
+    admonitions: list[str] = []
+    inner: list[str] = []
+    _walk(token, languages, admonitions, inner, top=True)
     inner_kinds = tuple(dict.fromkeys(k for k in inner if k != kind))
     return Block(
         kind,

@@ -19,10 +19,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from shared.pipeline.chunk.doc_tokens import DocTokens, encode
 from shared.pipeline.chunk.markdown_blocks import FENCE_LINE, Block
 from shared.pipeline.chunk.packing import Draft
 from shared.pipeline.chunk.split import Container, containers, line_starts
-from shared.pipeline.chunk.token_sums import is_seam, tail_tokens
 from shared.tokens import encoding
 
 # A sentence starts after . ! ? … : ; (closing quotes, brackets or emphasis marks allowed).
@@ -50,22 +50,19 @@ NONE = Overlap()
 def take_overlap(
     source: str,
     blocks: list[Block],
-    encoded: list[list[int]],
+    doc: DocTokens,
     previous: Draft,
     draft: Draft,
     budget: int,
 ) -> Overlap:
     """About the last `budget` tokens of `previous`'s own text (never more), cleanly started:
     a clean start giving 6/7 of the budget or more, else a word start that does, else the
-    longest clean start that fits. `encoded` holds each block's tokens."""
+    longest clean start that fits. `doc` counts slices of the document."""
     if budget <= 0 or previous.end <= previous.start:
         return NONE
     enc = encoding()
-    last = _known_tail(source, blocks, encoded, previous, budget + 2)
-    if last is None:
-        last = tail_tokens(source[previous.start : previous.end], budget + 2)
-    tail = enc.decode_bytes(last)
-    begin = max(previous.start, previous.end - len(tail))  # chars <= bytes: covers the tail
+    tail = doc.byte_length(doc.last_tokens(previous.start, previous.end, budget + 2))
+    begin = max(previous.start, previous.end - tail)  # chars <= bytes: covers the tail
     body_start = _continued_body(source, blocks, previous, draft)
     low = max(budget * 6 // 7, 1)
     measured: dict[int, Overlap] = {}
@@ -76,7 +73,12 @@ def take_overlap(
             body = source[start : previous.end]
             inside = body_start is not None
             text = body if inside else structure + body + previous.suffix
-            count = len(enc.encode_ordinary(text))
+            if inside or (not structure and not previous.suffix):
+                count = doc.count(start, previous.end)
+            elif not previous.suffix and structure[-1] == "\n" and not body[0].isspace():
+                count = len(encode(structure)) + doc.count(start, previous.end)  # at a seam
+            else:
+                count = len(enc.encode_ordinary(text))
             measured[start] = Overlap(text, count, start, 0 if inside else len(structure), inside)
         return measured[start]
 
@@ -85,7 +87,7 @@ def take_overlap(
         from the bytes per token of the tail, then a step or two to the exact one."""
         if not candidates:
             return None
-        per_token = max(len(tail), 1) / (budget + 2)
+        per_token = max(tail, 1) / (budget + 2)
         # The first candidate whose bytes suggest it fits (byte counts fall as the start
         # moves on, so a binary search finds it), or the last one.
         index, high = 0, len(candidates) - 1
@@ -118,24 +120,7 @@ def take_overlap(
     return clean or NONE
 
 
-def _known_tail(
-    source: str, blocks: list[Block], encoded: list[list[int]], previous: Draft, count: int
-) -> list[int] | None:
-    """The last `count` tokens of `previous`'s text without encoding it again: those of its
-    last block, when that block ends the draft, starts at a seam (`token_sums`) and holds
-    that many tokens; else None."""
-    block = blocks[previous.last]
-    tokens = encoded[previous.last]
-    if previous.end != block.end or block.start < previous.start or len(tokens) < count:
-        return None
-    if block.start > previous.start and not is_seam(source, block.start):
-        return None
-    return tokens[-count:]
-
-
-def _continued_body(
-    source: str, blocks: list[Block], previous: Draft, draft: Draft
-) -> int | None:
+def _continued_body(source: str, blocks: list[Block], previous: Draft, draft: Draft) -> int | None:
     """Where the rows or code lines of a split table or code block start, when `draft`
     continues the block `previous` ends in (its overlap then goes after `draft.prefix`)."""
     block = blocks[previous.last]
@@ -201,8 +186,8 @@ def _prose_starts(
 ) -> None:
     """Where `pattern`'s matches end in `[begin, end)`, outside code and container lines."""
     matches = pattern.finditer(source, max(begin - 1, block.start), min(end, block.end))
-    if not nested:
-        found.extend((start, "") for match in matches if begin <= (start := match.end()) < end)
+    if not nested:  # each match takes a character at `begin - 1` or later and ends before `end`
+        found.extend([(match.end(), "") for match in matches])
         return
     for match in matches:
         start = match.end()

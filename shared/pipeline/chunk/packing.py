@@ -1,14 +1,16 @@
 """Packing blocks into chunk drafts: H1 sections, then H2 (and deeper) groups, then blocks.
 
-Token counts here are estimates: each block is encoded once and a join between blocks counts
-as one token. The chunker measures every final text and never lets one exceed the maximum;
-the caps below leave room for the overlap and a small margin for those estimates.
+Token counts here are estimates: each block is counted exactly (`doc_tokens`: one encode of
+the document) and a join between blocks counts as one token. The chunker measures every
+final text and never lets one exceed the maximum; the caps below leave room for the overlap
+and a small margin for those estimates.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from shared.pipeline.chunk.doc_tokens import DocTokens
 from shared.pipeline.chunk.markdown_blocks import Block
 from shared.pipeline.chunk.model import ChunkSettings
 from shared.pipeline.chunk.split import fence_closer, split_block
@@ -39,13 +41,12 @@ class Packer:
     """Turns one document's blocks into drafts (seed 001's three passes, plus merging)."""
 
     def __init__(self, source: str, blocks: list[Block], settings: ChunkSettings) -> None:
-        enc = encoding()
         self.source = source
         self.blocks = blocks
         self.settings = settings
-        # Each block's tokens (kept: the overlap reads a chunk's tail from its last block's).
-        self.encoded = [enc.encode_ordinary(source[b.start : b.end]) for b in blocks]
-        self.tokens = [len(tokens) for tokens in self.encoded]
+        # The document's tokens (kept: the overlap and the final counts slice them too).
+        self.doc = DocTokens(source, blocks[0].start if blocks else 0)
+        self.tokens = [self.doc.count(b.start, b.end) for b in blocks]
         self.hard = settings.max_tokens - _MARGIN
         soft = self.hard - settings.overlap_tokens
         self.cap = max(soft, self.hard // 2) if settings.overlap_tokens > 0 else self.hard
@@ -145,7 +146,9 @@ class Packer:
         overhead = len(encoding().encode_ordinary(prefix + suffix)) + _MARGIN
         if 2 * overhead > self.cap:  # settings too small for the structure: drop it, not the max
             prefix, suffix, overhead = "", "", _MARGIN
-        pieces = split_block(self.source, block, max(self.target // 2, 1), self.cap - overhead)
+        pieces = split_block(
+            self.source, block, max(self.target // 2, 1), self.cap - overhead, self.doc
+        )
         base = self._draft(draft.first, draft.first + 1)
         return [
             replace(
@@ -166,7 +169,7 @@ class Packer:
             replace(
                 base, start=p.start, end=p.end, tokens=p.tokens, prefix=p.prefix, suffix=p.suffix
             )
-            for p in split_block(self.source, block, self.target, self.cap)
+            for p in split_block(self.source, block, self.target, self.cap, self.doc)
         ]
 
     def _draft(self, first: int, stop: int) -> Draft:
@@ -225,7 +228,6 @@ class Packer:
             and left.start == self.blocks[left.first].start
         )
         return left.tokens + right.tokens + 1 <= (self.hard if starts_section else limit)
-
 
     def _no_orphan_headings(self, drafts: list[Draft]) -> list[Draft]:
         """A draft never ends with headings whose text is in the next draft: they move to it
@@ -286,7 +288,7 @@ class Packer:
             middle = (draft.first + draft.last) // 2
             return [self._draft(heading, middle + 1), self._draft(middle + 1, draft.last + 1)]
         block = self.blocks[draft.first]
-        pieces = split_block(self.source, block, self.target, self.cap - lead)
+        pieces = split_block(self.source, block, self.target, self.cap - lead, self.doc)
         drafts = [
             replace(draft, start=p.start, end=p.end, tokens=p.tokens, prefix=p.prefix)
             for p in pieces

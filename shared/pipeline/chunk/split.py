@@ -15,6 +15,7 @@ from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from itertools import pairwise
 
+from shared.pipeline.chunk.doc_tokens import DocTokens
 from shared.pipeline.chunk.markdown_blocks import FENCE_LINE, Block, scan_blocks
 from shared.tokens import encoding
 
@@ -50,12 +51,10 @@ class Container:
 
 
 class _TokenMap:
-    """Where each token of `source[start:end]` starts: one encode for the whole block."""
+    """Where each token of `source[start:end]` starts (`DocTokens.token_starts`)."""
 
-    def __init__(self, source: str, start: int, end: int) -> None:
-        enc = encoding()
-        token_bytes = enc.decode_tokens_bytes(enc.encode_ordinary(source[start:end]))
-        self.offsets = [start + offset for offset in _token_starts(token_bytes)]
+    def __init__(self, doc: DocTokens, start: int, end: int) -> None:
+        self.offsets = doc.token_starts(start, end)
         self.end = end
 
     def count(self, start: int, end: int) -> int:
@@ -67,28 +66,12 @@ class _TokenMap:
         return self.offsets[index] if index < len(self.offsets) else self.end
 
 
-_CONTINUATION_BYTES = bytes(range(0x80, 0xC0))
-
-
-def _token_starts(token_bytes: list[bytes]) -> list[int]:
-    """tiktoken's `decode_with_offsets` offsets (the character where each token starts; a
-    token opening inside a character counts from that character), counted in C, not per byte
-    in Python: the characters a token starts are its bytes other than UTF-8 continuations."""
-    offsets = []
-    length = 0
-    for token in token_bytes:
-        if token.isascii():
-            offsets.append(length)
-            length += len(token)
-        else:
-            offsets.append(max(0, length - (0x80 <= token[0] < 0xC0)))
-            length += len(token.translate(None, _CONTINUATION_BYTES))
-    return offsets
-
-
-def split_block(source: str, block: Block, target: int, cap: int) -> list[Piece]:
-    """Pieces of `block`, each estimated at no more than `cap` tokens, aimed at `target`."""
-    tokens = _TokenMap(source, block.start, block.end)
+def split_block(
+    source: str, block: Block, target: int, cap: int, doc: DocTokens | None = None
+) -> list[Piece]:
+    """Pieces of `block`, each estimated at no more than `cap` tokens, aimed at `target`;
+    `doc` holds the document's tokens (made here when not given)."""
+    tokens = _TokenMap(doc or DocTokens(source, block.start), block.start, block.end)
     lines = line_starts(source, block.start, block.end)
     prefix_all = ""
     nested: list[Container] = []
