@@ -61,6 +61,7 @@ MODES = {
     "hybrid, no rerank": {"hybrid": True, "rerank": False},
     "hybrid + rerank (default)": {"hybrid": True, "rerank": True},
     "hybrid + rerank, filter language=en": {"filters": {"language": "en"}},
+    "hybrid + rerank, a new filter each request": {"filters": "fresh"},
 }
 COLUMNS = ["p50", "p95", "embed p50", "candidates p50", "rerank p50"]
 
@@ -120,6 +121,9 @@ def run_mode(base: str, questions: list[str], requests: int, options: dict) -> d
     with httpx.Client(base_url=base, headers=headers, timeout=30) as http:
         for n in range(requests + 10):
             body = {"query": questions[n % len(questions)], **options}
+            if options.get("filters") == "fresh":  # never seen before: nothing kept helps
+                since = f"2000-01-01T{n // 3600:02d}:{n // 60 % 60:02d}:{n % 60:02d}Z"
+                body["filters"] = {"language": "en", "updated_since": since}
             started = time.perf_counter()
             response = http.post("/v1/search", json=body)
             elapsed = time.perf_counter() - started
