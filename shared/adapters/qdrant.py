@@ -263,8 +263,8 @@ class QdrantIndex:
 
         One query, each list scored once: the per-hit dense and sparse scores are computed
         here from the fused hits' own vectors (`_dense_score`, `_sparse_score`), not by
-        running the lists again (in local mode every sparse list is a Python loop over every
-        point: see docs/retrieval.md, "Speed")."""
+        running the lists again (in local mode each list scans every point and checks the
+        filter on each: see docs/retrieval.md, "Speed")."""
         self.ensure_collection()
         dense = self._dense(dense)
         using = DENSE if self.named else None
