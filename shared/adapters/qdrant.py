@@ -4,9 +4,13 @@
 `QDRANT_PATH`. A collection holds a named dense vector (`dense`) and a named sparse lexical
 vector (`sparse`, with Qdrant's IDF modifier) for hybrid search; collections made before the
 sparse vector existed have one unnamed dense vector and keep working dense-only until
-`ingest reindex` builds a new collection. Local mode locks its folder to one process and is
-not safe across threads (points were seen lost under concurrent upserts), so every call on a
-local client holds one lock.
+`ingest reindex` builds a new collection. New collections compare dense vectors by dot
+product over vectors normalised here (the same scores as cosine): local mode re-normalises
+every stored vector of a cosine collection on every query (~100 ms at 10,000 chunks), a server
+is as fast either way. Cosine collections made before keep working; `ingest reindex` moves to
+a dot-product one. In local mode sparse queries are scored from postings (`qdrant_local`).
+Local mode locks its folder to one process and is not safe across threads (points were seen
+lost under concurrent upserts), so every call on a local client holds one lock.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ import numpy as np
 from qdrant_client import QdrantClient
 from qdrant_client import models as qm
 
+from shared.adapters import qdrant_local
 from shared.errors import PermanentError
 from shared.settings import Settings
 
@@ -101,6 +106,9 @@ class QdrantIndex:
         self._ready = False
         self.named = True  # dense vector named `dense` (False: a collection of before)
         self.has_sparse = True
+        self.normalise = True  # dot product over unit vectors (False: a cosine collection)
+        if local:
+            qdrant_local.install()
 
     @classmethod
     def from_settings(cls, settings: Settings, collection: str, dimensions: int) -> QdrantIndex:
@@ -122,8 +130,9 @@ class QdrantIndex:
         return _LOCAL_LOCK if self.local else nullcontext()
 
     def ensure_collection(self) -> None:
-        """Create the collection on first use: cosine, HNSW m=16 / ef_construct=100, a sparse
-        vector with IDF, payload indexes. An existing one is read for its vector layout."""
+        """Create the collection on first use: dot product of unit vectors (cosine), HNSW
+        m=16 / ef_construct=100, a sparse vector with IDF, payload indexes. An existing one is
+        read for its vector layout and distance."""
         if self._ready:
             return
         with self._guard():
@@ -131,13 +140,16 @@ class QdrantIndex:
                 self.client.create_collection(
                     self.collection,
                     vectors_config={
-                        DENSE: qm.VectorParams(size=self.dimensions, distance=qm.Distance.COSINE)
+                        DENSE: qm.VectorParams(size=self.dimensions, distance=qm.Distance.DOT)
                     },
                     sparse_vectors_config={SPARSE: qm.SparseVectorParams(modifier=qm.Modifier.IDF)},
                     hnsw_config=qm.HnswConfigDiff(m=16, ef_construct=100),
                 )
             info = self.client.get_collection(self.collection)
-            self.named = isinstance(info.config.params.vectors, dict)
+            vectors = info.config.params.vectors
+            self.named = isinstance(vectors, dict)
+            dense = vectors.get(DENSE) if isinstance(vectors, dict) else vectors
+            self.normalise = dense is not None and dense.distance == qm.Distance.DOT
             self.has_sparse = SPARSE in (info.config.params.sparse_vectors or {})
             if not self.local:  # local mode has no payload indexes (it warns and ignores)
                 for field, schema in PAYLOAD_INDEXES.items():
@@ -173,10 +185,14 @@ class QdrantIndex:
             with self._guard():
                 self.client.upsert(self.collection, points=structs, wait=True)
 
+    def _dense(self, vector: list[float]) -> list[float]:
+        """The vector as stored and queried: unit length in a dot-product collection."""
+        return _unit(vector) if self.normalise else vector
+
     def _vectors(self, point: Point) -> Any:
         if not self.named:
-            return point.vector
-        vectors: dict[str, Any] = {DENSE: point.vector}
+            return self._dense(point.vector)
+        vectors: dict[str, Any] = {DENSE: self._dense(point.vector)}
         if self.has_sparse and point.sparse is not None:
             vectors[SPARSE] = point.sparse
         return vectors
@@ -227,7 +243,7 @@ class QdrantIndex:
         with self._guard():
             return self.client.query_points(
                 self.collection,
-                query=vector,
+                query=self._dense(vector),
                 using=DENSE if self.named else None,
                 limit=limit,
                 with_payload=True,
@@ -247,9 +263,10 @@ class QdrantIndex:
 
         One query, each list scored once: the per-hit dense and sparse scores are computed
         here from the fused hits' own vectors (`_dense_score`, `_sparse_score`), not by
-        running the lists again (in local mode every sparse list is a Python loop over every
-        point: see docs/retrieval.md, "Speed")."""
+        running the lists again (in local mode each list scans every point and checks the
+        filter on each: see docs/retrieval.md, "Speed")."""
         self.ensure_collection()
+        dense = self._dense(dense)
         using = DENSE if self.named else None
         payload: Any = qm.PayloadSelectorInclude(include=list(fields)) if fields else True
         if sparse is None or not self.has_sparse or not sparse.indices:
@@ -306,6 +323,12 @@ class QdrantIndex:
         self.ensure_collection()
         with self._guard():
             return self.client.count(self.collection, exact=True).count
+
+
+def _unit(vector: list[float]) -> list[float]:
+    array = np.asarray(vector, dtype=np.float64)
+    norm = float(np.linalg.norm(array))
+    return (array / norm).tolist() if norm > 0 else list(vector)
 
 
 def _dense_score(query: np.ndarray, vectors: Any) -> float | None:

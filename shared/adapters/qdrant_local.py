@@ -1,0 +1,250 @@
+"""Sparse scoring for qdrant-client's local mode (QDRANT_PATH) from an inverted index.
+
+Local mode has no sparse index: `LocalCollection.search` scores a sparse query against every
+stored vector with a Python merge loop (`calculate_distance_sparse`, ~65 µs a point, 0.7 s
+at 10,000 chunks). `install()` replaces that one function, for plain sparse queries inside
+`LocalCollection.search` only, with postings sorted by term (numpy arrays, one set per
+collection and sparse vector) that visit only the query's terms. Everything around it stays
+local mode's own: the IDF rescoring of the query, filters, deleted points, ordering, fusion.
+
+Filters: local mode evaluates a filter in Python point by point (~13 µs a point), once per
+list of a fused query. `calculate_payload_mask` is replaced by the same per-point check
+(`check_filter`) with its answers kept per collection and filter: a repeated filter (and the
+second list of a query) re-checks only the points whose payload object or vector presence
+changed (local mode stores a new payload dict on every change).
+
+Same numbers as the loop: per point the products are summed in ascending term order in
+double precision from 0.0 and cast to float32; a point sharing no term scores -inf. The
+index follows the collection by identity: local mode stores a new `SparseVector` object for
+every upsert, so a slot whose object changed is re-read on the next query. Anything the
+index cannot reproduce exactly (an unsorted stored vector, which the loop rejects; values
+that are not Python numbers) goes to the loop. A Qdrant server (QDRANT_URL) never comes
+here: it has its own inverted index.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import operator
+import threading
+import weakref
+from collections.abc import Iterator, Sequence
+from contextvars import ContextVar
+from typing import Any
+
+import numpy as np
+from qdrant_client.http.models import SparseVector
+from qdrant_client.local import local_collection as _local
+from qdrant_client.local.local_collection import LocalCollection
+from qdrant_client.local.payload_filters import check_filter
+
+_LOOP = _local.calculate_distance_sparse
+_MASK = _local.calculate_payload_mask
+_SEARCH = LocalCollection.search
+#: (collection, sparse vector name) of the plain sparse search running in this context.
+_searching: ContextVar[tuple[LocalCollection, str] | None] = ContextVar("searching", default=None)
+_indexes: weakref.WeakKeyDictionary[LocalCollection, dict[str, _Postings]] = (
+    weakref.WeakKeyDictionary()
+)
+_lock = threading.Lock()
+_EMPTY = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64))
+
+
+def _plain(values: Sequence[Any]) -> bool:
+    """Python numbers (and numpy float64, a float): products equal to the loop's doubles."""
+    return all(isinstance(v, (float, int)) for v in values)
+
+
+def _row(vector: SparseVector) -> tuple[np.ndarray, np.ndarray] | None:
+    """One stored vector as arrays; None when the loop would not score it as is."""
+    if not vector.indices:
+        return _EMPTY
+    indices = np.asarray(vector.indices, dtype=np.int64)
+    if len(indices) > 1 and not bool(np.all(indices[1:] > indices[:-1])):
+        return None  # unsorted: the loop asserts; let it
+    if not _plain(vector.values):
+        return None
+    return indices, np.asarray(vector.values, dtype=np.float64)
+
+
+class _Postings:
+    """Every stored vector of one sparse vector name, as postings sorted by (term, point)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.objects: list[SparseVector] = []  # the stored objects indexed, by identity
+        self.rows: list[tuple[np.ndarray, np.ndarray] | None] = []
+        self.terms = np.zeros(0, dtype=np.int64)
+        self.points = np.zeros(0, dtype=np.int64)
+        self.values = np.zeros(0, dtype=np.float64)
+        self.exact = True  # False while a stored vector is one only the loop scores
+
+    def sync(self, vectors: Sequence[SparseVector]) -> bool:
+        """Follow `vectors` (the collection's stored vectors); False: use the loop."""
+        kept = min(len(vectors), len(self.objects))
+        same = np.fromiter(map(operator.is_, vectors, self.objects), dtype=bool, count=kept)
+        changed = np.flatnonzero(~same)
+        if kept == len(vectors) == len(self.objects) and not len(changed):
+            return self.exact
+        for slot in changed.tolist():
+            self.objects[slot] = vectors[slot]
+            self.rows[slot] = _row(vectors[slot])
+        del self.objects[kept:], self.rows[kept:]
+        for vector in vectors[kept:]:
+            self.objects.append(vector)
+            self.rows.append(_row(vector))
+        self._rebuild()
+        return self.exact
+
+    def _rebuild(self) -> None:
+        self.exact = all(row is not None for row in self.rows)
+        if not self.exact:
+            return
+        rows: list[tuple[np.ndarray, np.ndarray]] = self.rows  # type: ignore[assignment]
+        if not rows:
+            rows = [_EMPTY]
+        lengths = np.fromiter((len(r[0]) for r in rows), dtype=np.int64, count=len(rows))
+        terms = np.concatenate([r[0] for r in rows])
+        order = np.argsort(terms, kind="stable")  # stable: points ascending within a term
+        self.terms = terms[order]
+        self.points = np.repeat(np.arange(len(rows), dtype=np.int64), lengths)[order]
+        self.values = np.concatenate([r[1] for r in rows])[order]
+
+    def score(self, query: SparseVector) -> np.ndarray:
+        """The loop's scores: query terms taken in ascending order, one pass each."""
+        totals = np.zeros(len(self.objects), dtype=np.float64)
+        found = np.zeros(len(self.objects), dtype=bool)
+        terms = np.asarray(query.indices, dtype=np.int64)
+        starts = np.searchsorted(self.terms, terms, side="left")
+        ends = np.searchsorted(self.terms, terms, side="right")
+        for weight, start, end in zip(query.values, starts.tolist(), ends.tolist(), strict=True):
+            if start == end:
+                continue
+            points = self.points[start:end]  # distinct within a term
+            totals[points] += float(weight) * self.values[start:end]
+            found[points] = True
+        scores = totals.astype(np.float32)
+        scores[~found] = np.float32("-inf")
+        return scores
+
+
+def _postings(collection: LocalCollection, name: str) -> _Postings:
+    with _lock:
+        return _indexes.setdefault(collection, {}).setdefault(name, _Postings())
+
+
+def _score(query: SparseVector, vectors: list[SparseVector], empty_is_zero: bool = False) -> Any:
+    """Stands in for `calculate_distance_sparse` in `local_collection`."""
+    searching = _searching.get()
+    indices = query.indices
+    sorted_query = all(a < b for a, b in itertools.pairwise(indices))
+    if searching is None or empty_is_zero or not sorted_query or not _plain(query.values):
+        return _LOOP(query, vectors, empty_is_zero)
+    postings = _postings(*searching)
+    with postings.lock:
+        if not postings.sync(vectors):
+            return _LOOP(query, vectors, empty_is_zero)
+        return postings.score(query)
+
+
+def _search(self: LocalCollection, query_vector: Any, *args: Any, **kwargs: Any) -> Any:
+    """`LocalCollection.search`, telling `_score` which collection and vector it scores."""
+    if not (isinstance(query_vector, tuple) and isinstance(query_vector[1], SparseVector)):
+        return _SEARCH(self, query_vector, *args, **kwargs)
+    token = _searching.set((self, query_vector[0]))
+    try:
+        return _SEARCH(self, query_vector, *args, **kwargs)
+    finally:
+        _searching.reset(token)
+
+
+class _Mask:
+    """One filter's answer for every point of one collection, and what it was computed from."""
+
+    def __init__(self) -> None:
+        self.payloads: list[dict] = []  # the payload objects checked, by identity
+        self.ids: list[Any] = []
+        self.has: dict[str, np.ndarray] = {}  # deleted_per_vector as it was
+        self.mask = np.zeros(0, dtype=bool)
+
+    def update(
+        self,
+        flt: Any,
+        payloads: list[dict],
+        ids: list[Any],
+        deleted_per_vector: dict[str, np.ndarray],
+    ) -> np.ndarray:
+        n, kept = len(payloads), min(len(payloads), len(self.payloads))
+        stale = ~np.fromiter(map(operator.is_, payloads, self.payloads), dtype=bool, count=kept)
+        stale |= ~np.fromiter(map(operator.is_, ids, self.ids), dtype=bool, count=kept)
+        if set(deleted_per_vector) != set(self.has):
+            stale[:] = True
+        else:
+            for name, deleted in deleted_per_vector.items():
+                before = self.has[name]
+                common = min(kept, len(before), len(deleted))
+                stale[:common] |= deleted[:common] != before[:common]
+        if n == kept == len(self.payloads) and not stale.any():
+            return self.mask.copy()
+        mask = np.zeros(n, dtype=bool)
+        mask[:kept] = self.mask[:kept]
+        for slot in [*np.flatnonzero(stale).tolist(), *range(kept, n)]:
+            has_vector = {name: True for name, d in deleted_per_vector.items() if not d[slot]}
+            mask[slot] = check_filter(flt, payloads[slot], ids[slot], has_vector)
+        self.payloads, self.ids, self.mask = list(payloads), list(ids), mask
+        self.has = {name: deleted.copy() for name, deleted in deleted_per_vector.items()}
+        return mask.copy()
+
+
+#: per payload list (one per collection; kept alive here, so ids are not reused): filters
+_masks: dict[int, tuple[list[dict], dict[str, _Mask]]] = {}
+_COLLECTIONS, _MASKS_PER_COLLECTION = 16, 32
+
+
+def _payload_mask(
+    payloads: list[dict],
+    payload_filter: Any,
+    ids_inv: list[Any],
+    deleted_per_vector: dict[str, np.ndarray],
+) -> np.ndarray:
+    """Stands in for `calculate_payload_mask` in `local_collection`: the same checks, kept."""
+    if payload_filter is None:
+        return _MASK(payloads, payload_filter, ids_inv, deleted_per_vector)
+    key = payload_filter.model_dump_json()
+    with _lock:
+        _, filters = _masks.pop(id(payloads), None) or (payloads, {})
+        _masks[id(payloads)] = (payloads, filters)  # most recently used last
+        while len(_masks) > _COLLECTIONS:
+            _masks.pop(next(iter(_masks)))
+        mask = filters.pop(key, None) or _Mask()
+        filters[key] = mask  # most recently used last
+        while len(filters) > _MASKS_PER_COLLECTION:
+            filters.pop(next(iter(filters)))
+        return mask.update(payload_filter, payloads, ids_inv, deleted_per_vector)
+
+
+def install() -> None:
+    """Score plain sparse searches of every local collection from postings, keep filters'
+    answers (idempotent)."""
+    _local.calculate_distance_sparse = _score
+    _local.calculate_payload_mask = _payload_mask
+    LocalCollection.search = _search  # type: ignore[method-assign]
+
+
+def uninstall() -> None:
+    _local.calculate_distance_sparse = _LOOP
+    _local.calculate_payload_mask = _MASK
+    LocalCollection.search = _SEARCH  # type: ignore[method-assign]
+
+
+@contextlib.contextmanager
+def loop_only() -> Iterator[None]:
+    """qdrant-client's own scoring for the duration (tests compare the two)."""
+    installed = _local.calculate_distance_sparse is _score
+    uninstall()
+    try:
+        yield
+    finally:
+        if installed:
+            install()

@@ -1,0 +1,161 @@
+"""Local mode's sparse scoring from postings gives exactly qdrant-client's own results."""
+
+from __future__ import annotations
+
+import random
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from qdrant_client import QdrantClient
+from qdrant_client import models as qm
+from qdrant_client.local import local_collection
+
+from shared.adapters import qdrant_local
+from shared.adapters.qdrant import DENSE, SPARSE, QdrantIndex
+
+DIMENSIONS = 8
+VOCABULARY = [random.Random(n).randrange(2**32) for n in range(60)]  # hashed-looking terms
+
+
+def sparse(rng: random.Random, terms: int) -> qm.SparseVector:
+    # a few common terms and many rare ones, like words: IDF matters
+    chosen = {VOCABULARY[min(int(rng.paretovariate(0.7)) - 1, 59)] for _ in range(terms)}
+    indices = sorted(chosen)
+    return qm.SparseVector(indices=indices, values=[rng.uniform(0.1, 2.5) for _ in indices])
+
+
+def point(rng: random.Random, n: int) -> qm.PointStruct:
+    vectors: dict = {DENSE: [rng.gauss(0, 1) for _ in range(DIMENSIONS)]}
+    if n % 7:  # every seventh point has no sparse vector: outside the IDF corpus
+        vectors[SPARSE] = sparse(rng, rng.randint(1, 12))
+    payload = {"document_id": f"d{n % 5}", "tags": [f"t{n % 3}"]}
+    return qm.PointStruct(id=str(uuid.UUID(int=n + 1)), vector=vectors, payload=payload)
+
+
+def make(client: QdrantClient, rng: random.Random) -> None:
+    client.create_collection(
+        "c",
+        vectors_config={DENSE: qm.VectorParams(size=DIMENSIONS, distance=qm.Distance.DOT)},
+        sparse_vectors_config={SPARSE: qm.SparseVectorParams(modifier=qm.Modifier.IDF)},
+    )
+    client.upsert("c", [point(rng, n) for n in range(300)], wait=True)
+
+
+def change(client: QdrantClient, rng: random.Random) -> None:
+    """Deletes, overwrites and vector updates: the index must follow each."""
+    client.delete("c", qm.PointIdsList(points=[str(uuid.UUID(int=n)) for n in range(1, 300, 9)]))
+    d4 = qm.FieldCondition(key="document_id", match=qm.MatchValue(value="d4"))
+    client.delete("c", qm.FilterSelector(filter=qm.Filter(must=[d4])))
+    client.upsert("c", [point(rng, n) for n in range(0, 120, 4)], wait=True)  # overwrite + revive
+    client.upsert("c", [point(rng, n) for n in range(300, 340)], wait=True)  # new points
+    updates = [
+        qm.PointVectors(id=str(uuid.UUID(int=n)), vector={SPARSE: sparse(rng, 5)}) for n in (3, 6)
+    ]
+    client.update_vectors("c", updates)
+    client.delete_vectors("c", [SPARSE], qm.PointIdsList(points=[str(uuid.UUID(int=11))]))
+    alive = [str(uuid.UUID(int=n)) for n in (*range(1, 120, 4), *range(301, 341))]
+    client.set_payload("c", {"tags": ["t1"]}, qm.PointIdsList(points=alive[::3]))
+    client.overwrite_payload("c", {"document_id": "d0"}, qm.PointIdsList(points=alive[1:9]))
+    client.clear_payload("c", qm.PointIdsList(points=alive[-5:]))  # filters see payloads change
+
+
+FILTERS = [
+    None,
+    qm.Filter(must=[qm.FieldCondition(key="tags", match=qm.MatchAny(any=["t1", "t2"]))]),
+    qm.Filter(must_not=[qm.FieldCondition(key="document_id", match=qm.MatchValue(value="d0"))]),
+    qm.Filter(
+        must=[qm.HasVectorCondition(has_vector=SPARSE)],
+        must_not=[qm.HasIdCondition(has_id=[5, str(uuid.UUID(int=7))])],
+    ),
+]
+
+
+def answers(client: QdrantClient, rng: random.Random) -> list[list[tuple[str, float]]]:
+    """Sparse-only and fused searches, with and without filters."""
+    found = []
+    for _ in range(12):
+        query = sparse(rng, rng.randint(1, 6))
+        dense = [rng.gauss(0, 1) for _ in range(DIMENSIONS)]
+        for flt in FILTERS:
+            plain = client.query_points("c", query=query, using=SPARSE, query_filter=flt, limit=40)
+            fused = client.query_points(
+                "c",
+                prefetch=[
+                    qm.Prefetch(query=dense, using=DENSE, limit=15),
+                    qm.Prefetch(query=query, using=SPARSE, limit=15),
+                ],
+                query=qm.FusionQuery(fusion=qm.Fusion.RRF),
+                query_filter=flt,
+                limit=15,
+            )
+            for response in (plain, fused):
+                found.append([(str(p.id), p.score) for p in response.points])
+    return found
+
+
+def both(client: QdrantClient, seed: int) -> tuple[list, list]:
+    with qdrant_local.loop_only():
+        theirs = answers(client, random.Random(seed))
+    ours = answers(client, random.Random(seed))
+    return ours, theirs
+
+
+@pytest.fixture
+def installed() -> Iterator[None]:
+    qdrant_local.install()
+    yield
+
+
+def test_same_results_as_qdrant_client_through_deletes_and_updates(installed: None) -> None:
+    rng = random.Random(5)
+    client = QdrantClient(location=":memory:")
+    make(client, rng)
+    ours, theirs = both(client, 1)
+    assert ours == theirs  # ids, order and float32 scores, IDF included
+    assert sum(len(r) for r in ours) > 500
+    change(client, rng)
+    ours, theirs = both(client, 2)
+    assert ours == theirs
+
+
+def test_same_results_after_reopening_a_folder(installed: None, tmp_path: Path) -> None:
+    rng = random.Random(9)
+    client = QdrantClient(path=str(tmp_path))
+    make(client, rng)
+    change(client, rng)
+    client.close()
+    client = QdrantClient(path=str(tmp_path))  # vectors loaded from disk, not upserted
+    try:
+        ours, theirs = both(client, 3)
+        assert ours == theirs
+    finally:
+        client.close()
+
+
+def test_a_local_index_scores_sparse_queries_from_postings() -> None:
+    """Without them, a sparse query runs qdrant-client's loop over every point, and each list of
+    a query checks the filter on every point again."""
+    qdrant_local.uninstall()
+    client = QdrantClient(location=":memory:")
+    index = QdrantIndex(client, "c", DIMENSIONS, local=True)
+    index.upsert([])
+    assert local_collection.calculate_distance_sparse is not qdrant_local._LOOP
+    rng = random.Random(4)
+    client.upsert("c", [point(rng, n) for n in range(1, 50)], wait=True)
+    english = qm.Filter(must=[qm.FieldCondition(key="tags", match=qm.MatchValue(value="t1"))])
+    index.candidates([1.0] * DIMENSIONS, sparse(rng, 4), 10, english)
+    collection = client._client.collections["c"]  # type: ignore[attr-defined]
+    assert len(qdrant_local._indexes[collection][SPARSE].objects) == 49
+    _, masks = qdrant_local._masks[id(collection.payload)]  # the filter's answers, kept
+    assert [len(m.payloads) for m in masks.values()] == [49]
+
+
+def test_a_vector_the_postings_cannot_reproduce_goes_to_the_loop() -> None:
+    """The client sorts vectors on upsert; one unsorted all the same is the loop's to reject."""
+    unsorted = qm.SparseVector(indices=[9, 2], values=[1.0, 2.0])
+    postings = qdrant_local._Postings()
+    assert postings.sync([qm.SparseVector(indices=[2, 9], values=[1.0, 2.0])])
+    assert not postings.sync([unsorted])
+    assert postings.sync([qm.SparseVector(indices=[2, 9], values=[1.0, 2.0])])
