@@ -24,6 +24,7 @@ from shared.repository.batches import (
     claim_batch,
     finish_batch,
     heartbeat_batch,
+    lock_documents_of,
     release_batch,
 )
 from shared.repository.documents import (
@@ -144,6 +145,7 @@ __all__ = [
     "list_documents",
     "load_version",
     "lock_document",
+    "lock_documents_of",
     "make_current",
     "mark_document_deleted",
     "mark_fetched_unchanged",
