@@ -259,8 +259,10 @@ def _save_chunks(
     described: dict[str, Any],
 ) -> bool:
     repo.describe_document(session, document_id, described)
-    repo.replace_chunks(session, ctx.version_id, rows)
-    return _finish(session, ctx, Status.CHUNKING)
+    repo.replace_chunks(session, ctx.version_id, rows, count=False)
+    return repo.finish_stage(
+        session, ctx.version_id, Status.CHUNKING, ctx.owner, values={"chunk_count": len(rows)}
+    )
 
 
 # --- embed, upsert, finalize: over batches of versions, in shared.pipeline.batches --------
