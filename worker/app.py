@@ -10,6 +10,7 @@ On the embedded default (no `REDIS_URL`) tasks run in-process.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 from typing import Any
 
@@ -80,6 +81,18 @@ def _import_the_embedding_sdk(**_: Any) -> None:
     forks its children), not in its first task; the CLI and the hashing embedder never do."""
     if get_settings().use_openai:
         importlib.import_module("shared.pipeline.embed.openai_api")
+
+
+@worker_init.connect
+def _load_the_tokenizer(**_: Any) -> None:
+    """tiktoken's vocabulary takes a few hundred milliseconds to load: loaded once at boot,
+    before prefork forks, instead of in every child's first chunk task. If it cannot be loaded
+    here, the first task says why (a retryable error) as before."""
+    from shared.errors import TransientError
+    from shared.tokens import encoding
+
+    with contextlib.suppress(TransientError):
+        encoding()
 
 
 def unsafe_setup(settings: Settings, queues: set[str], pool: object, concurrency: object) -> str:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import atexit
 import re
+import sqlite3
 import threading
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
@@ -109,6 +110,7 @@ class QdrantIndex:
         self.normalise = True  # dot product over unit vectors (False: a cosine collection)
         if local:
             qdrant_local.install()
+        self._tuned = False  # local mode's SQLite commits made cheap (`_fast_local_commits`)
 
     @classmethod
     def from_settings(cls, settings: Settings, collection: str, dimensions: int) -> QdrantIndex:
@@ -177,6 +179,7 @@ class QdrantIndex:
     def upsert(self, points: Sequence[Point], batch_size: int = 256) -> None:
         """Write points in batches and wait until each batch is applied."""
         self.ensure_collection()
+        self._fast_local_commits()
         for batch in _batches(points, batch_size):
             structs = [
                 qm.PointStruct(id=str(p.id), vector=self._vectors(p), payload=p.payload)
@@ -197,11 +200,30 @@ class QdrantIndex:
             vectors[SPARSE] = point.sparse
         return vectors
 
+    def _fast_local_commits(self) -> None:
+        """Local mode stores each point in SQLite with a commit of its own, by default in
+        rollback-journal mode with an fsync per commit: 2-2.5 ms a point, most of an upsert.
+        WAL with `synchronous=NORMAL` (as the embedded default's own SQLite) makes it ~0.4 ms:
+        a killed process loses nothing, a power cut may lose the last commits (`ingest verify`
+        finds such points missing). qdrant-client has no setting for it, so its connection is
+        reached through private attributes; if they change, this does nothing."""
+        if not self.local or self._tuned:
+            return
+        with self._guard():
+            collections = getattr(getattr(self.client, "_client", None), "collections", {})
+            persistence = getattr(collections.get(self.collection), "storage", None)
+            connection = getattr(persistence, "storage", None)
+            if isinstance(connection, sqlite3.Connection):
+                connection.execute("PRAGMA journal_mode=WAL")
+                connection.execute("PRAGMA synchronous=NORMAL")
+        self._tuned = True
+
     def delete(self, ids: Iterable[uuid.UUID]) -> None:
         ids = list(ids)
         if not ids:
             return
         self.ensure_collection()
+        self._fast_local_commits()
         for batch in _batches(ids, 1000):
             selector = qm.PointIdsList(points=[str(i) for i in batch])
             with self._guard():

@@ -21,6 +21,7 @@ from shared import repository as repo
 from shared.db import transaction
 from shared.errors import PermanentError
 from shared.log import bind, get_logger
+from shared.models import DocumentVersion
 from shared.pipeline import indexing
 from shared.pipeline.embed import embedding_input
 from shared.pipeline.embed.coalesce import Answer, Limits, Pending, embed_pending
@@ -238,10 +239,15 @@ def finalize_versions(
     handover_from: str | None = None,
 ) -> BatchOutcome:
     """Make each version current and delete its document's points no current chunk owns. A
-    version whose document has another version still held by a running task waits (busy)."""
+    version whose document has another version still held by a running task waits (busy).
+
+    A version with no stale points (a new document, or an edit that kept every point) is made
+    current in the claim's own transaction; the others after their stale points are gone from
+    Qdrant, in a second one (a crash in between leaves them to a retry, points still named)."""
     settings = settings or get_settings()
     embedder = indexing.embedder(settings)
     with transaction() as session:
+        repo.lock_documents_of(session, version_ids)  # documents before versions: LOCK_ORDER
         claim = repo.claim_batch(
             session,
             Status.UPSERTING,
@@ -260,22 +266,23 @@ def finalize_versions(
         repo.release_batch(session, owner, waiting)
         outcome.busy += waiting
         held = [v for v in claim.claimed if v not in waiting]
-        if not held:
-            return outcome
-        collection = indexing.collection_for(session, settings, embedder)
         # Every point ever written has its chunk row until a finalize like this one: the rows
         # of the document's other versions name exactly the points that may be stale.
-        stale = set().union(*(repo.other_versions_point_ids(session, v) for v in held))
-    try:
-        indexing.index_for(settings, embedder, collection).delete(stale)
-    except BaseException:
+        stale_of = {v: repo.other_versions_point_ids(session, v) for v in held}
+        made = _make_current(session, owner, [v for v in held if not stale_of[v]])
+        later = [v for v in held if stale_of[v]]
+        stale = set().union(*(stale_of[v] for v in later))
+        collection = indexing.collection_for(session, settings, embedder) if later else ""
+    if later:
+        try:
+            indexing.index_for(settings, embedder, collection).delete(stale)
+        except BaseException:
+            with transaction() as session:
+                repo.release_batch(session, owner, later)
+            raise
         with transaction() as session:
-            repo.release_batch(session, owner, held)
-        raise
-    with transaction() as session:
-        versions = sorted(repo.versions_by_id(session, held), key=lambda v: v.document_id)
-        made = [v for v in versions if repo.make_current(session, v, owner)]
-        repo.release_batch(session, owner, [v.id for v in versions if v not in made])
+            made += _make_current(session, owner, later)
+    done = {v.id for v in made}
     _log_done(Status.INDEXED, claim.claimed, [v.id for v in made])
     for version in made:
         with bind(version_id=str(version.id), document_id=str(version.document_id)):
@@ -287,5 +294,15 @@ def finalize_versions(
                 tokens_spent=version.tokens_spent,
             )
     outcome.go_on += [v.id for v in made]
-    outcome.stopped += [v.id for v in versions if v not in made]
+    outcome.stopped += [v for v in held if v not in done]
     return outcome
+
+
+def _make_current(
+    session: Session, owner: str, version_ids: Sequence[uuid.UUID]
+) -> list[DocumentVersion]:
+    """Make the versions current (documents in id order); give back the leases of the others."""
+    versions = sorted(repo.versions_by_id(session, version_ids), key=lambda v: v.document_id)
+    made = [v for v in versions if repo.make_current(session, v, owner)]
+    repo.release_batch(session, owner, [v.id for v in versions if v not in made])
+    return made

@@ -82,13 +82,12 @@ def run_local(
     try:
         for version_id in version_ids:
             try:
-                if stages.convert_version(version_id, OWNER, then_chunk=True) in (
-                    stages.Outcome.DONE,
-                    stages.Outcome.SKIPPED,
-                ) and stages.chunk_version(version_id, OWNER) in (
-                    stages.Outcome.DONE,
-                    stages.Outcome.SKIPPED,
-                ):
+                # Converted and chunked in one go (DONE); an earlier run may have left it
+                # converted only (SKIPPED): chunk it then.
+                outcome = stages.convert_version(version_id, OWNER, then_chunk=True)
+                if outcome is stages.Outcome.SKIPPED:
+                    outcome = stages.chunk_version(version_id, OWNER)
+                if outcome in (stages.Outcome.DONE, stages.Outcome.SKIPPED):
                     ready.add(version_id)
             except Exception as exc:
                 _fail([version_id], exc)

@@ -131,10 +131,6 @@ def _work_and_record(
     return Outcome.DONE
 
 
-def _finish(session: Session, ctx: StageContext, stage: Status) -> bool:
-    return repo.finish_stage(session, ctx.version_id, stage, ctx.owner)
-
-
 # --- convert ---------------------------------------------------------------------------
 
 
@@ -195,23 +191,23 @@ def convert_version(
             conversion["ocr"] = converted.ocr
         document_id = version.document_id
         chunked = _chunked(ctx, document_id, converted, converted.metadata) if then_chunk else None
+        # The conversion is written with the move (one UPDATE, under the same lease check).
+        output = {
+            "markdown": converted.markdown,
+            "page_starts": [list(pair) for pair in converted.page_starts],
+            "conversion": conversion,
+        }
         with transaction() as session:
-            repo.save_conversion(
-                session,
-                ctx.version_id,
-                ctx.owner,
-                markdown=converted.markdown,
-                page_starts=[list(pair) for pair in converted.page_starts],
-                conversion=conversion,
-            )
             if chunked is None:
-                return _finish(session, ctx, Status.CONVERTING)
+                return repo.finish_stage(
+                    session, ctx.version_id, Status.CONVERTING, ctx.owner, values=output
+                )
             keep = {
                 "lease_owner": ctx.owner,
                 "lease_expires_at": sa.literal_column("lease_expires_at"),
             }
             if not repo.finish_stage(
-                session, ctx.version_id, Status.CONVERTING, ctx.owner, values=keep
+                session, ctx.version_id, Status.CONVERTING, ctx.owner, values={**output, **keep}
             ):
                 return False
             return _save_chunks(session, ctx, document_id, *chunked)
@@ -259,8 +255,10 @@ def _save_chunks(
     described: dict[str, Any],
 ) -> bool:
     repo.describe_document(session, document_id, described)
-    repo.replace_chunks(session, ctx.version_id, rows)
-    return _finish(session, ctx, Status.CHUNKING)
+    repo.replace_chunks(session, ctx.version_id, rows, count=False)
+    return repo.finish_stage(
+        session, ctx.version_id, Status.CHUNKING, ctx.owner, values={"chunk_count": len(rows)}
+    )
 
 
 # --- embed, upsert, finalize: over batches of versions, in shared.pipeline.batches --------

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
         claim_batch,
         finish_batch,
         heartbeat_batch,
+        lock_documents_of,
         release_batch,
     )
     from shared.repository.documents import (
@@ -165,6 +166,7 @@ __all__ = [
     "list_documents",
     "load_version",
     "lock_document",
+    "lock_documents_of",
     "make_current",
     "mark_document_deleted",
     "mark_fetched_unchanged",

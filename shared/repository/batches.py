@@ -11,7 +11,7 @@ from datetime import timedelta
 import sqlalchemy as sa
 from sqlalchemy.orm import Session, undefer
 
-from shared.models import Chunk, DocumentVersion, Event, utcnow
+from shared.models import Chunk, Document, DocumentVersion, Event, utcnow
 from shared.repository.versions import STAGE_TIMESTAMP
 from shared.states import TERMINAL, Status, can_move, next_stage, stage_order
 
@@ -92,29 +92,52 @@ def claim_batch(
         else {}
     )
     rest = [v for v in version_ids if v not in claimed]
-    statuses = (
-        dict(
-            session.execute(
-                sa.select(DocumentVersion.id, DocumentVersion.status).where(
-                    DocumentVersion.id.in_(rest)
-                )
-            ).all()
-        )
+    rows = (
+        session.execute(
+            sa.select(
+                DocumentVersion.id,
+                DocumentVersion.status,
+                # under a live lease of another task (not ours from an earlier delivery)
+                sa.and_(sa.not_(free), DocumentVersion.lease_owner != owner),
+            ).where(DocumentVersion.id.in_(rest))
+        ).all()
         if rest
-        else {}
+        else []
     )
+    statuses = {version_id: (status, leased) for version_id, status, leased in rows}
     held, past, gone = set(), set(), set()
     for version_id in rest:
-        status = statuses.get(version_id)
+        status, leased = statuses.get(version_id, (None, False))
         if status is None or Status(status) in TERMINAL - {Status.INDEXED}:
             gone.add(version_id)
         elif Status(status) == stage:
             held.add(version_id)
         elif stage_order(Status(status)) > stage_order(stage):
-            past.add(version_id)
+            # Beyond the stage under another task's live lease: that task carries it on (the
+            # one whose batch took it); if it dies, the reaper resumes it when the lease ends.
+            (held if leased else past).add(version_id)
         else:
             gone.add(version_id)  # not yet in the stage: its own chain brings it here
     return BatchClaim(claimed, held, past, gone)
+
+
+def lock_documents_of(session: Session, version_ids: Sequence[uuid.UUID]) -> None:
+    """Lock the documents of the versions, in id order, before any version row (LOCK_ORDER):
+    a finalize that claims and makes current in one transaction takes them as registering
+    does, so the two never deadlock."""
+    if version_ids:
+        session.execute(
+            sa.select(Document.id)
+            .where(
+                Document.id.in_(
+                    sa.select(DocumentVersion.document_id).where(
+                        DocumentVersion.id.in_(list(version_ids))
+                    )
+                )
+            )
+            .order_by(Document.id)
+            .with_for_update(key_share=True)
+        ).all()
 
 
 def finish_batch(

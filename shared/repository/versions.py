@@ -42,8 +42,9 @@ def add_event(
     actor: str | None = None,
     detail: str | None = None,
 ) -> None:
-    session.add(
-        Event(
+    # A Core INSERT, sent now: the ORM's unit of work would also read the new id back.
+    session.execute(
+        sa.insert(Event).values(
             document_id=document_id,
             version_id=version_id,
             from_status=source,

@@ -1,0 +1,154 @@
+"""Round trips a page does not need, gone without losing a guarantee: the stages called in this
+process on the real Postgres, local Qdrant and the OpenAI stand-in."""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+
+from shared import repository as repo
+from shared.adapters.qdrant import collection_name
+from shared.db import engine, transaction
+from shared.models import Document
+from shared.pipeline import batches, stages
+from shared.states import Status
+from tests.pipeline import PipelineEnv
+
+pytestmark = pytest.mark.integration
+
+PAGE = """---
+title: Knee surgery
+lang: en
+tags: [orthopaedics, surgery]
+---
+# Knee surgery
+
+## Preparation
+
+Bring your identity card and the list of medicines you take. Do not eat after midnight.
+"""
+
+
+def register(content: bytes, external_id: str = "knee", title: str | None = None) -> uuid.UUID:
+    new = repo.NewVersion(
+        source="upload",
+        external_id=external_id,
+        content=content,
+        sha256=hashlib.sha256(content).hexdigest(),
+        media_type="text/markdown",
+        filename=f"{external_id}.md",
+        title=title,
+    )
+    with transaction() as session:
+        return repo.register_version(session, new).version_id
+
+
+def to_embedding(version_id: uuid.UUID) -> None:
+    assert stages.convert_version(version_id, "convert-task") is stages.Outcome.DONE
+    assert stages.chunk_version(version_id, "chunk-task") is stages.Outcome.DONE
+
+
+@contextmanager
+def commits() -> Iterator[list[str]]:
+    """The transactions committed on the service's engine meanwhile."""
+    seen: list[str] = []
+
+    def count(_connection: object) -> None:
+        seen.append("commit")
+
+    sa.event.listen(engine(), "commit", count)
+    try:
+        yield seen
+    finally:
+        sa.event.remove(engine(), "commit", count)
+
+
+def status(version_id: uuid.UUID) -> Status:
+    with transaction() as session:
+        version = repo.load_version(session, version_id)
+        assert version is not None
+        return Status(version.status)
+
+
+def test_an_embed_task_whose_page_another_task_carries_on_stops_there(
+    pipeline: PipelineEnv,
+) -> None:
+    version_id = register(PAGE.encode())
+    to_embedding(version_id)
+    carried = batches.embed_versions([version_id], "carrier", take_waiting=False)
+    assert carried.go_on == [version_id] and status(version_id) is Status.UPSERTING
+
+    # The page's own embed message, delivered late: the carrier still holds the page for its
+    # upsert, so sending upsert again would only wait on it (and retry, and run finalize).
+    late = batches.embed_versions([version_id], "own-embed-task")
+
+    assert late.go_on == [] and late.stopped == [version_id]
+    # A redelivery of the carrier's own message (same task id) does go on.
+    assert batches.embed_versions([version_id], "carrier").go_on == [version_id]
+
+
+def test_finalize_of_a_new_page_commits_once_and_an_edit_deletes_its_stale_points(
+    pipeline: PipelineEnv,
+) -> None:
+    first = register(PAGE.encode())
+    to_embedding(first)
+    outcome = batches.embed_versions([first], "embed-1", take_waiting=False)
+    outcome = batches.upsert_versions(outcome.go_on, "upsert-1", handover_from="embed-1")
+    with commits() as seen:
+        done = batches.finalize_versions(outcome.go_on, "finalize-1", handover_from="upsert-1")
+    assert done.go_on == [first] and status(first) is Status.INDEXED
+    assert len(seen) == 1  # claim, make current and its events together: nothing was stale
+
+    edited = register(PAGE.replace("midnight", "ten in the evening").encode())
+    to_embedding(edited)
+    outcome = batches.embed_versions([edited], "embed-2", take_waiting=False)
+    outcome = batches.upsert_versions(outcome.go_on, "upsert-2", handover_from="embed-2")
+    with commits() as seen:
+        done = batches.finalize_versions(outcome.go_on, "finalize-2", handover_from="upsert-2")
+    assert done.go_on == [edited] and status(edited) is Status.INDEXED
+    assert status(first) is Status.SUPERSEDED
+    assert len(seen) == 2  # the stale point leaves Qdrant between the claim and the move
+    index = batches.indexing.index_for(
+        pipeline.settings, batches.indexing.embedder(pipeline.settings)
+    )
+    with transaction() as session:
+        current = repo.current_point_ids(session)
+    assert index.all_point_ids() == set(current)
+
+
+def test_front_matter_fills_only_what_the_uploader_did_not_give(pipeline: PipelineEnv) -> None:
+    bare = register(PAGE.encode(), "bare")
+    titled = register(PAGE.encode(), "titled", title="Given by the CMS")
+    for version_id in (bare, titled):
+        to_embedding(version_id)
+
+    with transaction() as session:
+        documents = {d.external_id: d for d in session.scalars(sa.select(Document))}
+    assert documents["bare"].title == "Knee surgery"
+    assert documents["titled"].title == "Given by the CMS"
+    assert documents["bare"].language == documents["titled"].language == "en"
+    assert documents["bare"].tags == ["orthopaedics", "surgery"]
+    with transaction() as session:
+        version = repo.load_version(session, bare)
+        assert version is not None and version.chunk_count == 1
+
+
+def test_local_qdrant_commits_its_points_in_wal_mode(pipeline: PipelineEnv) -> None:
+    version_id = register(PAGE.encode())
+    to_embedding(version_id)
+    outcome = batches.embed_versions([version_id], "embed", take_waiting=False)
+    batches.upsert_versions(outcome.go_on, "upsert", handover_from="embed")
+
+    name = collection_name(
+        pipeline.env["EMBEDDING_MODEL"], int(pipeline.env["EMBEDDING_DIMENSIONS"])
+    )
+    storage = Path(pipeline.env["QDRANT_PATH"]) / "collection" / name / "storage.sqlite"
+    with sqlite3.connect(storage) as connection:
+        assert connection.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
