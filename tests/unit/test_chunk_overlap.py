@@ -112,6 +112,18 @@ def test_no_chunk_ends_with_a_heading_whose_text_is_in_the_next() -> None:
     assert "- item 0:" in holder.new_text
 
 
+def test_a_heading_stays_with_a_code_block_that_only_fits_without_it() -> None:
+    # Found by the property test: the heading and the code block were over the maximum
+    # together, so the code block's draft (with a table after it) was halved at the table and
+    # the assembler cut the heading off into a chunk of its own.
+    small = ChunkSettings(target_tokens=90, max_tokens=120, overlap_tokens=25, min_tokens=20)
+    for lines in range(30, 40):
+        text = "knie " * 8 + "knie\n=\n\n```\n" + "# comment\n" * lines + "```\n\n| h0 |\n|---|"
+        chunks = chunk_markdown(text, small)
+        check_chunks(text, chunks, small)
+        assert chunks[0].new_text.startswith("knie") and "```" in chunks[0].new_text
+
+
 def test_a_section_that_is_only_a_heading_merges_forward() -> None:
     (chunk,) = chunks_of("# Title\n\n# Introduction\n\nText of the introduction.")
     assert chunk.new_text.startswith("# Title") and chunk.headings == ["Introduction"]

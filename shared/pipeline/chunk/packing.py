@@ -285,8 +285,17 @@ class Packer:
             joined = replace(whole, end=first.end, suffix=first.suffix, tokens=lead + first.tokens)
             return [joined, *rest] if joined.tokens <= self.hard else None
         if draft.first < draft.last:
-            middle = (draft.first + draft.last) // 2
-            return [self._draft(heading, middle + 1), self._draft(middle + 1, draft.last + 1)]
+            # As many blocks as fit with the headings (the first one split if even it does
+            # not); halving instead could leave headings and a block over the maximum, and
+            # the assembler would then cut the headings off on their own.
+            cut = draft.first
+            while cut < draft.last and lead + self._estimate(draft.first, cut + 2) <= self.hard:
+                cut += 1
+            led = self._with_headings(heading, self._draft(draft.first, cut + 1))
+            if led is None:
+                return None
+            rest = replace(self._draft(cut + 1, draft.last + 1), end=draft.end, suffix=draft.suffix)
+            return [*led, rest]
         block = self.blocks[draft.first]
         pieces = split_block(self.source, block, self.target, self.cap - lead, self.doc)
         drafts = [
