@@ -53,22 +53,21 @@ def sqlite_path(url: str) -> str | None:
 def connect(database_url: str) -> Iterator[Any]:
     """A read-only DB-API connection for DATABASE_URL; driver errors become one-line
     `IngestError`s (`database`, or `no_schema` before `ingest db upgrade`)."""
-    try:
-        path = sqlite_path(database_url)
-        if path is not None:
+    path = sqlite_path(database_url)
+    if path is not None:
+        try:
             with closing(sqlite3.connect(path, timeout=30)) as connection:
                 connection.execute("PRAGMA query_only=ON")
                 yield connection
-            return
-        import psycopg
+        except sqlite3.Error as error:
+            raise _one_line(error) from None
+        return
+    import psycopg  # only for Postgres: its import costs more than sqlite3's
 
+    try:
         with psycopg.connect(_libpq_url(database_url), autocommit=True) as connection:
             yield connection
-    except IngestError:
-        raise
-    except Exception as error:
-        if type(error).__module__.split(".")[0] not in ("sqlite3", "psycopg"):
-            raise
+    except psycopg.Error as error:
         raise _one_line(error) from None
 
 
