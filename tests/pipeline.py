@@ -3,7 +3,6 @@ and the OpenAI stand-in driven through the real SDK."""
 
 from __future__ import annotations
 
-import hashlib
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -20,6 +19,7 @@ from shared.models import DocumentVersion
 from shared.settings import Settings, get_settings
 from shared.states import Status
 from tests.fakes.openai_server import FakeOpenAI
+from tests.versions import new_version
 from tests.workers import WorkerProcess, celery_worker, wait_for
 
 DONE = {Status.INDEXED, Status.FAILED, Status.UNCHANGED, Status.SUPERSEDED}
@@ -46,11 +46,9 @@ class PipelineEnv:
     ) -> repo.Registered:
         from worker.chain import enqueue_version
 
-        new = repo.NewVersion(
-            source="upload",
-            external_id=external_id,
-            content=content,
-            sha256=hashlib.sha256(content).hexdigest(),
+        new = new_version(
+            content,
+            external_id,
             media_type=media_type,
             filename=external_id,
             title=f"Title of {external_id}",

@@ -5,7 +5,6 @@ the version."""
 
 from __future__ import annotations
 
-import hashlib
 import io
 import json
 import logging
@@ -19,9 +18,9 @@ import structlog
 
 from api.request_log import redact_query
 from shared import ingest, log
-from shared import repository as repo
 from shared.settings import Settings
 from tests.e2e.api_support import API_KEYS, EDITOR_KEY
+from tests.versions import new_version
 from tests.workers import WorkerProcess, free_port, spawn, wait_for
 
 
@@ -116,13 +115,7 @@ def test_could_not_send_the_task_names_the_version(pg: str, json_lines: io.Strin
 
     content = b"# Knie\n\nTekst."
     registered = ingest.submit(
-        repo.NewVersion(
-            source="upload",
-            external_id="knie.md",
-            content=content,
-            sha256=hashlib.sha256(content).hexdigest(),
-            media_type="text/markdown",
-        ),
+        new_version(content, "knie.md"),
         broker_down,
     )
     lines = [json.loads(line) for line in json_lines.getvalue().splitlines()]

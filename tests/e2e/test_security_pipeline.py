@@ -4,7 +4,6 @@ Real Postgres, Redis, a Celery worker subprocess, local Qdrant, the OpenAI stand
 
 from __future__ import annotations
 
-import hashlib
 import io
 import json
 import uuid
@@ -18,7 +17,6 @@ from fastapi.testclient import TestClient
 
 from api.app import create_app
 from shared import ingest
-from shared import repository as repo
 from tests.e2e.api_support import (
     API_KEYS,
     EDITOR_KEY,
@@ -31,6 +29,7 @@ from tests.e2e.api_support import (
 from tests.pipeline import PipelineEnv
 from tests.services import serve_http
 from tests.unit.test_front_matter import billion_laughs
+from tests.versions import new_version
 from tests.workers import wait_for
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration]
@@ -121,9 +120,10 @@ def test_a_replayed_delete_cannot_remove_a_republished_page(
         )
         again = json.dumps(cms_event("publish", "page-5", body=PAGE + "\nNieuw.\n")).encode()
         republished = send(http, again, signed_headers(again))
-        assert finished(http, republished["document_id"], republished["version_id"])[
-            "status"
-        ] == "indexed"
+        assert (
+            finished(http, republished["document_id"], republished["version_id"])["status"]
+            == "indexed"
+        )
         replay = send(http, captured, {**captured_headers, "X-Delivery-Id": "fresh-id"})
         assert replay["duplicate"] is True
         detail = http.get(f"/v1/documents/{republished['document_id']}").json()
@@ -137,14 +137,7 @@ def test_the_index_carries_only_safe_urls(http: TestClient, pipeline: PipelineEn
     registered = []
     for name, url in (("old", "javascript:alert(document.cookie)"), ("new", "https://z.example/k")):
         content = f"# {name}\n\nTekst over de knie.\n".encode()
-        new = repo.NewVersion(
-            source="upload",
-            external_id=name,
-            content=content,
-            sha256=hashlib.sha256(content).hexdigest(),
-            media_type="text/markdown",
-            source_url=url,
-        )
+        new = new_version(content, name, source_url=url)
         from worker.chain import enqueue_version
 
         registered.append(ingest.submit(new, enqueue_version))

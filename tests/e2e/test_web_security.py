@@ -3,7 +3,6 @@ the API refused them is shown as text. Real API (uvicorn), Postgres, Redis, Chro
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterator
 
 import pytest
@@ -11,10 +10,10 @@ from playwright.sync_api import Page, expect
 
 from api.app import create_app
 from shared import ingest
-from shared import repository as repo
 from shared.settings import Settings
 from tests.e2e.api_support import EDITOR_KEY
 from tests.e2e.web_support import ServedApp
+from tests.versions import new_version
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration]
 
@@ -28,14 +27,7 @@ def site(api_settings: Settings) -> Iterator[str]:
 def test_only_http_urls_become_links(page: Page, site: str) -> None:
     content = b"# Knie\n\nTekst.\n"
     registered = ingest.submit(
-        repo.NewVersion(
-            source="upload",
-            external_id="old-row",
-            content=content,
-            sha256=hashlib.sha256(content).hexdigest(),
-            media_type="text/markdown",
-            source_url="javascript:alert(document.domain)",
-        ),
+        new_version(content, "old-row", source_url="javascript:alert(document.domain)"),
         lambda _version_id: None,  # no worker needed: the page shows the record
     )
     page.goto(site + "/")

@@ -3,7 +3,6 @@ finishing, making a version current, or a delete (issue 12, item 1)."""
 
 from __future__ import annotations
 
-import hashlib
 import random
 import threading
 import uuid
@@ -17,21 +16,12 @@ from shared import repository as repo
 from shared.db import engine_for
 from shared.models import Document, DocumentVersion
 from shared.states import IN_FLIGHT, WORK_STAGES, Status
+from tests.versions import new_version
 from tests.workers import wait_for
 
 pytestmark = pytest.mark.integration
 
 LEASE = timedelta(minutes=5)
-
-
-def new_version(content: bytes, external_id: str = "page") -> repo.NewVersion:
-    return repo.NewVersion(
-        source="cms",
-        external_id=external_id,
-        content=content,
-        sha256=hashlib.sha256(content).hexdigest(),
-        media_type="text/markdown",
-    )
 
 
 def claim(factory: sessionmaker[Session], version_id: uuid.UUID, stage: Status, owner: str) -> bool:
@@ -58,7 +48,7 @@ def test_convert_writing_twice_while_a_version_registers_does_not_deadlock(pg: s
     deadlock; FOR NO KEY UPDATE is not."""
     factory = sessionmaker(engine_for(pg), expire_on_commit=False)
     with factory.begin() as session:
-        v1 = repo.register_version(session, new_version(b"# Knie\n\nEen.")).version_id
+        v1 = repo.register_version(session, new_version(b"# Knie\n\nEen.", source="cms")).version_id
     assert claim(factory, v1, Status.CONVERTING, "convert-task")
 
     stage = factory()
@@ -71,7 +61,9 @@ def test_convert_writing_twice_while_a_version_registers_does_not_deadlock(pg: s
     def register_newer() -> None:
         try:
             with factory.begin() as session:
-                outcome.append(repo.register_version(session, new_version(b"# Knie\n\nTwee.")))
+                outcome.append(
+                    repo.register_version(session, new_version(b"# Knie\n\nTwee.", source="cms"))
+                )
         except Exception as exc:
             outcome.append(exc)
 
@@ -111,7 +103,9 @@ def test_many_registrations_of_one_page_while_its_versions_move_never_deadlock(p
             if stop.is_set():
                 return
             with factory.begin() as session:
-                repo.register_version(session, new_version(f"# Knie\n\n{number}-{n}".encode()))
+                repo.register_version(
+                    session, new_version(f"# Knie\n\n{number}-{n}".encode(), source="cms")
+                )
 
     def deleter() -> None:
         for _ in range(3):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import uuid
 from datetime import timedelta
 
@@ -15,6 +14,7 @@ from shared.models import DocumentVersion, utcnow
 from shared.pipeline.reaper import reap
 from shared.settings import Settings
 from shared.states import Status
+from tests.versions import new_version
 
 SETTINGS = Settings(received_grace_seconds=30, stuck_after_seconds=600, max_attempts=3)
 
@@ -50,13 +50,7 @@ def version_in(status: Status, *, lease: str | None = None, attempts: int = 1) -
     with transaction() as session:
         registered = repo.register_version(
             session,
-            repo.NewVersion(
-                source="upload",
-                external_id=str(uuid.uuid4()),
-                content=content,
-                sha256=hashlib.sha256(content).hexdigest(),
-                media_type="text/markdown",
-            ),
+            new_version(content, str(uuid.uuid4())),
         )
         long_ago = utcnow() - timedelta(hours=2)
         session.execute(

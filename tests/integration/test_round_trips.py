@@ -3,7 +3,6 @@ process on the real Postgres, local Qdrant and the OpenAI stand-in."""
 
 from __future__ import annotations
 
-import hashlib
 import sqlite3
 import uuid
 from collections.abc import Iterator
@@ -20,6 +19,7 @@ from shared.models import Document
 from shared.pipeline import batches, stages
 from shared.states import Status
 from tests.pipeline import PipelineEnv
+from tests.versions import new_version
 
 pytestmark = pytest.mark.integration
 
@@ -37,15 +37,7 @@ Bring your identity card and the list of medicines you take. Do not eat after mi
 
 
 def register(content: bytes, external_id: str = "knee", title: str | None = None) -> uuid.UUID:
-    new = repo.NewVersion(
-        source="upload",
-        external_id=external_id,
-        content=content,
-        sha256=hashlib.sha256(content).hexdigest(),
-        media_type="text/markdown",
-        filename=f"{external_id}.md",
-        title=title,
-    )
+    new = new_version(content, external_id, filename=f"{external_id}.md", title=title)
     with transaction() as session:
         return repo.register_version(session, new).version_id
 

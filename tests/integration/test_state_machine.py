@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import threading
 import uuid
 from datetime import timedelta
@@ -15,25 +14,15 @@ from shared import repository as repo
 from shared.db import engine_for
 from shared.models import DocumentVersion, Event, utcnow
 from shared.states import WORK_STAGES, Status
+from tests.versions import new_version
 from tests.workers import wait_for
 
 LEASE = timedelta(minutes=5)
 
 
-def new_version(content: bytes, external_id: str = "page-1") -> repo.NewVersion:
-    return repo.NewVersion(
-        source="upload",
-        external_id=external_id,
-        content=content,
-        sha256=hashlib.sha256(content).hexdigest(),
-        media_type="text/markdown",
-        filename="page.md",
-    )
-
-
 def register(factory: sessionmaker[Session], content: bytes) -> repo.Registered:
     with factory.begin() as session:
-        return repo.register_version(session, new_version(content))
+        return repo.register_version(session, new_version(content, "page-1", filename="page.md"))
 
 
 def advance(factory: sessionmaker[Session], version_id: uuid.UUID, until: Status) -> bool:

@@ -11,7 +11,8 @@ from shared.db import engine_for
 from shared.errors import IngestError
 from shared.repository import overview
 from shared.states import Status
-from tests.integration.test_state_machine import advance, factory, new_version  # noqa: F401
+from tests.integration.test_state_machine import advance, factory  # noqa: F401
+from tests.versions import new_version
 
 
 def register(sessions: sessionmaker[Session], external_id: str) -> repo.Registered:
