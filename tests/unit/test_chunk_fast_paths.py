@@ -18,7 +18,7 @@ from mistune import list_parser
 from mistune.block_parser import BlockParser
 
 from shared.pipeline.chunk import ChunkSettings, chunk_markdown
-from shared.pipeline.chunk.doc_tokens import DocTokens, _token_starts
+from shared.pipeline.chunk.doc_tokens import DocTokens, _starts_of
 from shared.pipeline.chunk.markdown_blocks import _MARKDOWN, normalise, scan_blocks
 from shared.pipeline.chunk.packing import Packer
 from shared.pipeline.chunk.token_sums import (
@@ -189,7 +189,7 @@ def test_chunk_counts_are_exact_with_overlap_and_small_settings() -> None:
 def test_token_starts_match_tiktokens_offsets(text: str) -> None:
     enc = encoding()
     tokens = enc.encode_ordinary(text)
-    assert _token_starts(enc.decode_tokens_bytes(tokens)) == enc.decode_with_offsets(tokens)[1]
+    assert _starts_of(text, 0) == enc.decode_with_offsets(tokens)[1]
 
 
 def test_list_break_patterns_are_made_once_and_the_same() -> None:

@@ -59,25 +59,14 @@ def encode(text: str) -> list[int] | tuple[int, ...]:
     return encoding().encode_ordinary(text)
 
 
-def _token_starts(token_bytes: list[bytes]) -> list[int]:
-    """tiktoken's `decode_with_offsets` offsets (the character where each token starts; a
-    token opening inside a character counts from that character), counted in C, not per byte
-    in Python: the characters a token starts are its bytes other than UTF-8 continuations."""
-    offsets = []
-    length = 0
-    for token in token_bytes:
-        if token.isascii():
-            offsets.append(length)
-            length += len(token)
-        else:
-            offsets.append(max(0, length - (0x80 <= token[0] < 0xC0)))
-            length += len(token.translate(None, _CONTINUATION_BYTES))
-    return offsets
-
-
 def _starts_of(text: str, origin: int) -> list[int]:
-    enc = encoding()
-    return [origin + offset for offset in _token_starts(enc.decode_tokens_bytes(encode(text)))]
+    """tiktoken's `decode_with_offsets` offsets of `encode(text)` plus `origin`, from the
+    vocabulary's table (a token opening inside a character counts from that character)."""
+    starts, inside, _ = _vocabulary()
+    tokens = encode(text)
+    chars = accumulate(map(starts.__getitem__, tokens), initial=origin)
+    # `chars` ends with one more entry (where the text ends): zip stops at the tokens.
+    return [char - inside[token] for char, token in zip(chars, tokens, strict=False)]
 
 
 class DocTokens:
