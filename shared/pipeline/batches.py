@@ -23,7 +23,6 @@ from shared.errors import PermanentError
 from shared.log import bind, get_logger
 from shared.models import DocumentVersion
 from shared.pipeline import indexing
-from shared.pipeline.embed import embedding_input
 from shared.pipeline.embed.coalesce import Answer, Limits, Pending, embed_pending
 from shared.pipeline.failures import fail_version
 from shared.settings import Settings, get_settings
@@ -146,16 +145,17 @@ def _embed(
     if reused:
         with transaction() as session:
             repo.store_vectors(session, reused)
-    headings: dict[tuple[str, ...], int] = {}
+    heading_lines: dict[str, int] = {}  # tokens the heading line adds, by line
     pending = []
     for version_id, chunk, tokens in chunks:
         if chunk.chunk_id in reused:
             continue
-        path = tuple(chunk.headings)
-        if path not in headings:
-            headings[path] = count_tokens(embedding_input(list(path), "")) + 1 if path else 0
-        text = embedding_input(chunk.headings, chunk.text)
-        pending.append(Pending(chunk.chunk_id, version_id, text, (tokens or 0) + headings[path]))
+        text = indexing.embedding_text(chunk)
+        line = text[: len(text) - len(chunk.text)]  # the heading line and its newline, or ""
+        if line not in heading_lines:
+            heading_lines[line] = count_tokens(line) + 1 if line else 0
+        estimate = (tokens or 0) + heading_lines[line]
+        pending.append(Pending(chunk.chunk_id, version_id, text, estimate))
 
     def store(answer: Answer) -> None:
         """Store an answer at once; the final one is stored with the finish (a commit less)."""

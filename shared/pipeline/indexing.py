@@ -112,11 +112,18 @@ def groups(items: Sequence[PendingChunk], size: int) -> Iterator[Sequence[Pendin
         yield items[start : start + size]
 
 
+def embedding_text(chunk: PendingChunk) -> str:
+    """What is embedded for a chunk: its heading path and the other sections it covers, then
+    its text (`embedding_input`). The pipeline's embed stage, reindex and `ingest eval` all
+    send this, so the same chunk gets the same vector whichever path embedded it."""
+    return embedding_input(chunk.headings, chunk.text, chunk.sections)
+
+
 def embed_group(
     embedder: Embedder, group: Sequence[PendingChunk]
 ) -> tuple[dict[int, tuple[bytes, bool]], Usage]:
     """Embed one group; identical inputs (repeated boilerplate) are sent once."""
-    inputs = [embedding_input(chunk.headings, chunk.text, chunk.sections) for chunk in group]
+    inputs = [embedding_text(chunk) for chunk in group]
     unique = list(dict.fromkeys(inputs))
     result = embedder.embed(unique)
     by_input = dict(zip(unique, result.vectors, strict=True))
