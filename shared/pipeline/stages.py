@@ -17,7 +17,6 @@ from datetime import timedelta
 from enum import StrEnum
 from typing import Any
 
-import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
 from shared import repository as repo
@@ -198,19 +197,16 @@ def convert_version(
             "conversion": conversion,
         }
         with transaction() as session:
-            if chunked is None:
-                return repo.finish_stage(
-                    session, ctx.version_id, Status.CONVERTING, ctx.owner, values=output
-                )
-            keep = {
-                "lease_owner": ctx.owner,
-                "lease_expires_at": sa.literal_column("lease_expires_at"),
-            }
             if not repo.finish_stage(
-                session, ctx.version_id, Status.CONVERTING, ctx.owner, values={**output, **keep}
+                session,
+                ctx.version_id,
+                Status.CONVERTING,
+                ctx.owner,
+                values=output,
+                keep_lease=chunked is not None,  # this task chunks it too
             ):
                 return False
-            return _save_chunks(session, ctx, document_id, *chunked)
+            return chunked is None or _save_chunks(session, ctx, document_id, *chunked)
 
     return run_stage(Status.CONVERTING, version_id, owner, work, load=("content", "document"))
 

@@ -301,8 +301,11 @@ def finish_stage(
     owner: str,
     *,
     values: dict[str, Any] | None = None,
+    keep_lease: bool = False,
 ) -> bool:
-    """Move from `stage` to the next state and give the lease back; False if no longer ours."""
+    """Move from `stage` to the next state and give the lease back (or keep it, for a task
+    that goes on with the next stage itself); False if no longer ours."""
+    lease = {} if keep_lease else {"lease_owner": None, "lease_expires_at": None}
     return transition(
         session,
         version_id,
@@ -310,7 +313,7 @@ def finish_stage(
         next_stage(stage),
         actor=owner,
         where=[DocumentVersion.lease_owner == owner],
-        values={"lease_owner": None, "lease_expires_at": None, **(values or {})},
+        values={**lease, **(values or {})},
     )
 
 
