@@ -95,7 +95,7 @@ class _Copier:
             if version is None:
                 return
             document = version.document
-            rows = repo.chunks_with_vectors(session, version_id)
+            rows = repo.chunks_with_vectors_of(session, [version_id])
         pending = [
             indexing.PendingChunk(r.id, r.point_id, list(r.headings), r.text, r.sections)
             for r in rows

@@ -74,8 +74,6 @@ if TYPE_CHECKING:
     from shared.repository.stages import (
         add_usage,
         chunk_point_ids,
-        chunks_with_vectors,
-        chunks_without_vectors,
         describe_document,
         load_version,
         make_current,
@@ -134,9 +132,7 @@ __all__ = [
     "add_usage",
     "add_usages",
     "chunk_point_ids",
-    "chunks_with_vectors",
     "chunks_with_vectors_of",
-    "chunks_without_vectors",
     "chunks_without_vectors_of",
     "claim_batch",
     "claim_stage",

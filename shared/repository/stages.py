@@ -117,16 +117,6 @@ def describe_document(session: Session, document_id: uuid.UUID, found: dict[str,
             document.tags = [str(tag) for tag in tags]
 
 
-def chunks_without_vectors(session: Session, version_id: uuid.UUID) -> list[Chunk]:
-    return list(
-        session.scalars(
-            sa.select(Chunk)
-            .where(Chunk.version_id == version_id, Chunk.vector.is_(None))
-            .order_by(Chunk.index)
-        )
-    )
-
-
 def store_vectors(session: Session, vectors: dict[int, tuple[bytes, bool]]) -> None:
     """Save `{chunk id: (float32 bytes, embedded by the API?)}`."""
     if vectors:
@@ -150,17 +140,6 @@ def add_usage(
             embedding_requests=DocumentVersion.embedding_requests + requests,
             chunks_embedded=DocumentVersion.chunks_embedded + chunks,
             updated_at=utcnow(),
-        )
-    )
-
-
-def chunks_with_vectors(session: Session, version_id: uuid.UUID) -> list[Chunk]:
-    return list(
-        session.scalars(
-            sa.select(Chunk)
-            .options(undefer(Chunk.vector))
-            .where(Chunk.version_id == version_id)
-            .order_by(Chunk.index)
         )
     )
 
