@@ -45,19 +45,25 @@ def busy_budget(settings: Settings) -> int:
     return math.ceil(settings.lease_seconds / settings.busy_retry_seconds) + 1
 
 
+def _gave_up_waiting(busy_waits: int, what: str) -> bool:
+    """True, said in the log, when the BUSY waits add up to one lease."""
+    if busy_waits < busy_budget(get_settings()):
+        return False
+    log.warning(
+        "still held by another live task after one lease; leaving it to that task",
+        target=what,
+        busy_waits=busy_waits,
+    )
+    return True
+
+
 def _retry_busy(task: Task, busy_waits: int, what: str) -> str:
-    settings = get_settings()
-    if busy_waits >= busy_budget(settings):
-        log.warning(
-            "still held by another live task after one lease; leaving it to that task",
-            target=what,
-            busy_waits=busy_waits,
-        )
+    if _gave_up_waiting(busy_waits, what):
         task.request.chain = task.request.callbacks = None
         return stages.Outcome.STOPPED
     raise task.retry(
         kwargs={**(task.request.kwargs or {}), "busy_waits": busy_waits + 1},
-        countdown=settings.busy_retry_seconds,
+        countdown=get_settings().busy_retry_seconds,
     )
 
 
@@ -157,19 +163,13 @@ def _run_batch(
         return stages.Outcome.STOPPED
     if then is not None and outcome.go_on:
         then.apply_async(([str(v) for v in outcome.go_on],), {"handover": outcome.handover})
-    if outcome.busy:
-        if busy_waits >= busy_budget(settings):
-            log.warning(
-                "still held by another live task after one lease; leaving it to that task",
-                target=f"versions {', '.join(map(str, outcome.busy))}",
-                busy_waits=busy_waits,
-            )
-        else:
-            task.apply_async(
-                ([str(v) for v in outcome.busy],),
-                {"busy_waits": busy_waits + 1},
-                countdown=settings.busy_retry_seconds,
-            )
+    busy = [str(v) for v in outcome.busy]
+    if busy and not _gave_up_waiting(busy_waits, f"versions {', '.join(busy)}"):
+        task.apply_async(
+            (busy,),
+            {"busy_waits": busy_waits + 1},
+            countdown=settings.busy_retry_seconds,
+        )
     return str(outcome)
 
 
