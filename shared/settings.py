@@ -235,6 +235,12 @@ class Settings(BaseSettings):
         return self.embedding_provider == "openai"
 
     @property
+    def embedding_request_tokens(self) -> int:
+        """Tokens one embeddings request may carry: the API's cap, and never more than a
+        minute's budget (a larger request could never pass the rate limiter)."""
+        return min(self.embedding_max_request_tokens, self.embedding_tokens_per_minute)
+
+    @property
     def eager(self) -> bool:
         """No broker configured: the embedded default runs Celery tasks in-process."""
         return not self.redis_url

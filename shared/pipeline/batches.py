@@ -11,6 +11,7 @@ fails on its own; the batch only shares requests and round trips.
 from __future__ import annotations
 
 import uuid
+from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -21,7 +22,7 @@ from shared import repository as repo
 from shared.db import transaction
 from shared.errors import PermanentError
 from shared.log import bind, get_logger
-from shared.models import DocumentVersion
+from shared.models import Chunk, DocumentVersion
 from shared.pipeline import indexing
 from shared.pipeline.embed.coalesce import Answer, Limits, Pending, embed_pending
 from shared.pipeline.failures import fail_version
@@ -52,7 +53,7 @@ def _lease(settings: Settings) -> timedelta:
 def limits_for(settings: Settings) -> Limits:
     return Limits(
         max_inputs=settings.embedding_batch_size,
-        max_tokens=min(settings.embedding_max_request_tokens, settings.embedding_tokens_per_minute),
+        max_tokens=settings.embedding_request_tokens,
         max_input_tokens=settings.embedding_max_input_tokens,
         in_flight=settings.embedding_concurrent_requests,
     )
@@ -209,10 +210,12 @@ def upsert_versions(
         collection = indexing.collection_for(session, settings, embedder)
         versions = repo.versions_by_id(session, list(claim.claimed))
         rows = repo.chunks_with_vectors_of(session, list(claim.claimed))
+        by_version: dict[uuid.UUID, list[Chunk]] = defaultdict(list)
+        for row in rows:
+            by_version[row.version_id].append(row)
         points = []
         for version in versions:
-            own = [row for row in rows if row.version_id == version.id]
-            points += indexing.points_for(version.document, version, own)
+            points += indexing.points_for(version.document, version, by_version[version.id])
     held = list(claim.claimed)
     try:
         indexing.index_for(settings, embedder, collection).upsert(

@@ -30,10 +30,7 @@ def make_embedder(settings: Settings, limiter: RateLimiter | None = None) -> Emb
         model=settings.embedding_model,
         dimensions=settings.embedding_dimensions,
         batch_size=settings.embedding_batch_size,
-        # A request larger than a minute's budget could never pass the limiter.
-        max_request_tokens=min(
-            settings.embedding_max_request_tokens, settings.embedding_tokens_per_minute
-        ),
+        max_request_tokens=settings.embedding_request_tokens,
         max_input_tokens=settings.embedding_max_input_tokens,
         max_retries=settings.embedding_max_retries,
         timeout_seconds=settings.embedding_timeout_seconds,
