@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from itertools import pairwise
 
 from shared.pipeline.chunk import ChunkSettings, chunk_markdown
 from shared.pipeline.chunk.markdown_blocks import scan_blocks
+from shared.pipeline.chunk.packing import Packer
 from tests.unit.test_chunk_helpers import check_chunks
 from tests.unit.test_chunk_markdown import chunks_of, prose
 
@@ -122,6 +124,17 @@ def test_a_heading_stays_with_a_code_block_that_only_fits_without_it() -> None:
         chunks = chunk_markdown(text, small)
         check_chunks(text, chunks, small)
         assert chunks[0].new_text.startswith("knie") and "```" in chunks[0].new_text
+
+
+def test_headings_moved_onto_a_draft_measured_over_its_estimate_terminate() -> None:
+    # A draft's measured tokens can exceed the sum of its blocks (a fence closer adds two):
+    # every block then "fits" with the headings by the estimate, and taking them all again
+    # recursed without end (found by the property test).
+    text = "# Knie\n\nEen korte alinea.\n\nNog een korte alinea."
+    packer = Packer(text, scan_blocks(text), ChunkSettings())
+    draft = replace(packer._draft(1, 3), tokens=packer.hard)
+    moved = packer._with_headings(0, draft)
+    assert moved is not None and moved[0].first == 0 and moved[-1].last == 2
 
 
 def test_a_section_that_is_only_a_heading_merges_forward() -> None:

@@ -288,8 +288,9 @@ class Packer:
             # As many blocks as fit with the headings (the first one split if even it does
             # not); halving instead could leave headings and a block over the maximum, and
             # the assembler would then cut the headings off on their own.
+            # At least one block stays behind, so each step works on a smaller draft.
             cut = draft.first
-            while cut < draft.last and lead + self._estimate(draft.first, cut + 2) <= self.hard:
+            while cut + 1 < draft.last and lead + self._estimate(draft.first, cut + 2) <= self.hard:
                 cut += 1
             led = self._with_headings(heading, self._draft(draft.first, cut + 1))
             if led is None:
