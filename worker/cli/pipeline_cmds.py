@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from worker.cli.files import document_files, plural
-from worker.cli.output import console, errors
+from worker.cli.output import console, errors, exit_quickly
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
@@ -52,7 +52,7 @@ def run(
     """Ingest files and folders (Markdown, text, PDF) and print a summary."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from shared import ingest
+    from shared import ingest, migrate
     from shared import repository as repo
     from shared.log import configure_logging
     from shared.pipeline.convert import detect_media_type
@@ -68,8 +68,8 @@ def run(
     log_file.parent.mkdir(parents=True, exist_ok=True)
     log_stream = log_file.open("a", encoding="utf-8")
     configure_logging(settings, log_stream)  # never into the progress bar
-    _in_process()
-    configure_logging(settings, log_stream)  # again: Celery may have set up its own
+    # The stages run here (shared.pipeline.local_run), not as Celery tasks: no Celery import.
+    migrate.ensure_embedded_schema()
     if not settings.use_openai:
         errors.print(
             "[yellow]embeddings: hashing embedder (lexical word matching, offline, not for "
@@ -120,6 +120,7 @@ def run(
         configure_logging(settings)  # back to stderr
         log_stream.close()
     failed = _summary(registered, refused, log_file)
+    exit_quickly()  # everything is written and closed by now
     raise typer.Exit(1 if failed else 0)
 
 
