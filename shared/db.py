@@ -57,6 +57,8 @@ def engine_for(url: str) -> sa.Engine:
 
 
 WRITER_WAIT_SECONDS = 30.0  # as SQLite's busy timeout; then SQLite's own wait takes over
+#: The writers' lock of each SQLite engine, by engine (tests look at it).
+WRITERS: dict[sa.Engine, threading.RLock] = {}
 
 
 def _one_writer_at_a_time(engine: sa.Engine) -> None:
@@ -69,7 +71,7 @@ def _one_writer_at_a_time(engine: sa.Engine) -> None:
     back when its connection returns to the pool: the same order of writers, without the
     polling. Reads take nothing (WAL lets them run beside the writer). Other processes still
     meet SQLite's busy wait."""
-    writer = threading.RLock()  # RLock: a thread's second connection must not wait on itself
+    writer = WRITERS[engine] = threading.RLock()  # a thread's 2nd connection: no self-wait
 
     @sa.event.listens_for(engine, "before_cursor_execute")
     def _first_write(conn, _cursor, statement, _params, _context, _many) -> None:  # type: ignore[no-untyped-def]
