@@ -88,7 +88,8 @@ def run(
     try:
         with Progress(*columns, console=errors, transient=True) as progress:
             task = progress.add_task("registering", total=len(listing.files))
-            for found in listing.files:
+            pending: list[tuple[Path, repo.NewVersion]] = []
+            for number, found in enumerate(listing.files, 1):
                 path = found.path
                 progress.update(task, description=f"registering {path.name[:40]}")
                 try:
@@ -105,12 +106,14 @@ def run(
                         filename=path.name,
                         uploaded_by="cli",
                     )
-                    registered.append((path, ingest.submit(new, to_run.append)))
+                    pending.append((path, new))
                 except OSError as exc:
                     refused.append((path, f"cannot read ({exc.strerror or exc})"))
                 except Exception as exc:  # a crash in one file must not stop the others
                     refused.append((path, f"{type(exc).__name__}: {exc}"))
                 finally:
+                    if len(pending) >= REGISTER_TOGETHER or number == len(listing.files):
+                        _register(pending, registered, refused, to_run)
                     progress.advance(task)
             # Convert and chunk here while a second thread embeds what is ready in full
             # requests, then upserts and finalizes (shared.pipeline.local_run).
@@ -122,6 +125,33 @@ def run(
     failed = _summary(registered, refused, log_file)
     exit_quickly()  # everything is written and closed by now
     raise typer.Exit(1 if failed else 0)
+
+
+REGISTER_TOGETHER = 32  # files registered in one transaction (one by one if it fails)
+
+
+def _register(
+    pending: list[tuple[Path, repo.NewVersion]],
+    registered: list[tuple[Path, repo.Registered]],
+    refused: list[tuple[Path, str]],
+    to_run: list[uuid.UUID],
+) -> None:
+    """Register the pending files in one transaction; if that fails, each in its own, so a
+    file that cannot be registered is refused alone."""
+    from shared import ingest
+
+    if not pending:
+        return
+    try:
+        done = ingest.submit_many([new for _, new in pending], to_run.append)
+        registered.extend(zip([path for path, _ in pending], done, strict=True))
+    except Exception:
+        for path, new in pending:
+            try:
+                registered.append((path, ingest.submit(new, to_run.append)))
+            except Exception as exc:  # a crash in one file must not stop the others
+                refused.append((path, f"{type(exc).__name__}: {exc}"))
+    pending.clear()
 
 
 def _summary(
