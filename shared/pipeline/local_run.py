@@ -105,6 +105,7 @@ def run_local(
                 alone = _convert_and_chunk_group(group, ready)
             except Exception as exc:  # the group's own transactions failed: page by page
                 log.warning("a group could not be converted together", error=repr(exc))
+                _give_back(group)
                 alone = group
             for version_id in group:
                 if version_id in alone:
@@ -113,6 +114,15 @@ def run_local(
     finally:
         ready.close()
         embedding.join()
+
+
+def _give_back(version_ids: list[uuid.UUID]) -> None:
+    """Release what this process still holds of a group, so each page can be claimed alone."""
+    try:
+        with transaction() as session:
+            repo.release_batch(session, OWNER, version_ids)
+    except Exception as exc:  # the pages' own claims will say what is wrong
+        log.warning("could not give a group back", error=repr(exc))
 
 
 def _convert_and_chunk_alone(version_id: uuid.UUID, ready: _Ready) -> None:
@@ -171,8 +181,7 @@ def _convert_and_chunk_group(group: list[uuid.UUID], ready: _Ready) -> set[uuid.
             done = repo.finish_batch(session, Status.CHUNKING, OWNER, moved)
             repo.release_batch(session, OWNER, [v for v in outputs if v not in done])
     except Exception:
-        with transaction() as session:
-            repo.release_batch(session, OWNER, list(outputs))
+        _give_back(list(outputs))
         raise
     for version_id in done:
         ready.add(version_id)
