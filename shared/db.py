@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -47,10 +49,51 @@ def engine_for(url: str) -> sa.Engine:
             cursor.execute("PRAGMA busy_timeout=30000")
             cursor.close()
 
+        _one_writer_at_a_time(engine)
         return engine
     engine = sa.create_engine(url, pool_size=10, max_overflow=20)
     _ping_when_idle(engine)
     return engine
+
+
+WRITER_WAIT_SECONDS = 30.0  # as SQLite's busy timeout; then SQLite's own wait takes over
+#: The writers' lock of each SQLite engine, by engine (tests look at it).
+WRITERS: dict[sa.Engine, threading.RLock] = {}
+
+
+def _one_writer_at_a_time(engine: sa.Engine) -> None:
+    """Threads of this process take SQLite's write lock in turn, waking as it is given back.
+
+    SQLite allows one writer; a second one polls with sleeps of 1, 2, 5 ... 100 ms (its busy
+    handler) until the first commits. `ingest run` writes from two threads (conversion and
+    embedding), and those sleeps were the largest part of its SQL time. So a transaction
+    takes a process-wide lock at its first write (where SQLite takes its own) and gives it
+    back when its connection returns to the pool: the same order of writers, without the
+    polling. Reads take nothing (WAL lets them run beside the writer). Other processes still
+    meet SQLite's busy wait."""
+    writer = WRITERS[engine] = threading.RLock()  # a thread's 2nd connection: no self-wait
+
+    @sa.event.listens_for(engine, "before_cursor_execute")
+    def _first_write(conn, _cursor, statement, _params, _context, _many) -> None:  # type: ignore[no-untyped-def]
+        info = conn.info  # the pooled connection's, as the record's below
+        if info.get("writing") or statement.lstrip()[:6].upper() in ("SELECT", "PRAGMA"):
+            return
+        info["writing"] = writer.acquire(timeout=WRITER_WAIT_SECONDS)
+
+    # Given back when the connection goes back to the pool, after its COMMIT or ROLLBACK ran
+    # (the `commit` event fires before it: the next writer would still meet SQLite's lock).
+    @sa.event.listens_for(engine, "checkin")
+    def _checked_in(_dbapi_connection, record) -> None:  # type: ignore[no-untyped-def]
+        _give_back(record.info)
+
+    @sa.event.listens_for(engine, "invalidate")
+    def _invalidated(_dbapi_connection, record, _exception) -> None:  # type: ignore[no-untyped-def]
+        _give_back(record.info)
+
+    def _give_back(info: dict) -> None:  # type: ignore[type-arg]
+        if info.pop("writing", False):
+            with contextlib.suppress(RuntimeError):  # released by another thread (GC): gone
+                writer.release()
 
 
 def _ping_when_idle(engine: sa.Engine) -> None:

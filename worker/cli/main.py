@@ -15,6 +15,7 @@ import traceback
 import typer
 
 from worker.cli import api_server, chunking, conversion, database, pipeline_cmds, retrieval_cmds
+from worker.cli.output import quick_exit_requested
 
 app = typer.Typer(
     help="Hospital content ingestion: convert, chunk, embed and index documents.",
@@ -41,11 +42,32 @@ def main() -> None:
     traceback (set LOG_LEVEL=DEBUG to see one)."""
     try:
         app(standalone_mode=True)
+    except SystemExit as done:
+        if quick_exit_requested():
+            _end_now(done.code)
+        raise
     except Exception as error:
         if _debugging():
             _print_masked_traceback()
         typer.echo(one_line(error), err=True)
         raise SystemExit(_exit_code(error)) from None
+
+
+def _end_now(code: object) -> None:
+    """End the process without the interpreter's teardown (`output.exit_quickly`): the
+    database closed first (SQLite folds its write-ahead log back in), then the exit handlers
+    (local Qdrant flushes and unlocks its folder; logging flushes), then the streams."""
+    import atexit
+    import os
+    import sys
+
+    database = sys.modules.get("shared.db")
+    if database is not None:
+        database.engine().dispose()
+    atexit._run_exitfuncs()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code if isinstance(code, int) else (0 if code is None else 1))
 
 
 def _exit_code(error: Exception) -> int:

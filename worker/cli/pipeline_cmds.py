@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from worker.cli.files import document_files, plural
-from worker.cli.output import console, errors
+from worker.cli.output import console, errors, exit_quickly
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
@@ -52,7 +52,7 @@ def run(
     """Ingest files and folders (Markdown, text, PDF) and print a summary."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from shared import ingest
+    from shared import ingest, migrate
     from shared import repository as repo
     from shared.log import configure_logging
     from shared.pipeline.convert import detect_media_type
@@ -68,8 +68,8 @@ def run(
     log_file.parent.mkdir(parents=True, exist_ok=True)
     log_stream = log_file.open("a", encoding="utf-8")
     configure_logging(settings, log_stream)  # never into the progress bar
-    _in_process()
-    configure_logging(settings, log_stream)  # again: Celery may have set up its own
+    # The stages run here (shared.pipeline.local_run), not as Celery tasks: no Celery import.
+    migrate.ensure_embedded_schema()
     if not settings.use_openai:
         errors.print(
             "[yellow]embeddings: hashing embedder (lexical word matching, offline, not for "
@@ -88,7 +88,8 @@ def run(
     try:
         with Progress(*columns, console=errors, transient=True) as progress:
             task = progress.add_task("registering", total=len(listing.files))
-            for found in listing.files:
+            pending: list[tuple[Path, repo.NewVersion]] = []
+            for number, found in enumerate(listing.files, 1):
                 path = found.path
                 progress.update(task, description=f"registering {path.name[:40]}")
                 try:
@@ -105,12 +106,14 @@ def run(
                         filename=path.name,
                         uploaded_by="cli",
                     )
-                    registered.append((path, ingest.submit(new, to_run.append)))
+                    pending.append((path, new))
                 except OSError as exc:
                     refused.append((path, f"cannot read ({exc.strerror or exc})"))
                 except Exception as exc:  # a crash in one file must not stop the others
                     refused.append((path, f"{type(exc).__name__}: {exc}"))
                 finally:
+                    if len(pending) >= REGISTER_TOGETHER or number == len(listing.files):
+                        _register(pending, registered, refused, to_run)
                     progress.advance(task)
             # Convert and chunk here while a second thread embeds what is ready in full
             # requests, then upserts and finalizes (shared.pipeline.local_run).
@@ -120,7 +123,35 @@ def run(
         configure_logging(settings)  # back to stderr
         log_stream.close()
     failed = _summary(registered, refused, log_file)
+    exit_quickly()  # everything is written and closed by now
     raise typer.Exit(1 if failed else 0)
+
+
+REGISTER_TOGETHER = 32  # files registered in one transaction (one by one if it fails)
+
+
+def _register(
+    pending: list[tuple[Path, repo.NewVersion]],
+    registered: list[tuple[Path, repo.Registered]],
+    refused: list[tuple[Path, str]],
+    to_run: list[uuid.UUID],
+) -> None:
+    """Register the pending files in one transaction; if that fails, each in its own, so a
+    file that cannot be registered is refused alone."""
+    from shared import ingest
+
+    if not pending:
+        return
+    try:
+        done = ingest.submit_many([new for _, new in pending], to_run.append)
+        registered.extend(zip([path for path, _ in pending], done, strict=True))
+    except Exception:
+        for path, new in pending:
+            try:
+                registered.append((path, ingest.submit(new, to_run.append)))
+            except Exception as exc:  # a crash in one file must not stop the others
+                refused.append((path, f"{type(exc).__name__}: {exc}"))
+    pending.clear()
 
 
 def _summary(

@@ -1,0 +1,120 @@
+"""Convert and chunk over a batch of versions, for the embedded default (`ingest run`), where
+one process converts and chunks everything it registered: each version still enters and leaves
+each stage with its own conditional UPDATE and event, under its own lease; the batch shares
+the transactions and, where the values are the same for all, the statements."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from datetime import timedelta
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.orm import Session, joinedload, undefer
+
+from shared.models import Chunk, DocumentVersion, Event, utcnow
+from shared.states import Status
+
+
+def _events(
+    session: Session,
+    moved: Sequence[tuple[uuid.UUID, uuid.UUID]],
+    source: Status,
+    target: Status,
+    owner: str,
+    at: Any,
+) -> None:
+    if moved:
+        session.execute(
+            sa.insert(Event),
+            [
+                {
+                    "document_id": document_id,
+                    "version_id": version_id,
+                    "from_status": str(source),
+                    "to_status": str(target),
+                    "actor": owner,
+                    "at": at,
+                }
+                for version_id, document_id in moved
+            ],
+        )
+
+
+def start_converting(
+    session: Session, owner: str, lease: timedelta, version_ids: Sequence[uuid.UUID]
+) -> list[DocumentVersion]:
+    """Move the versions still `received` and free to `converting` under `owner`'s lease, each
+    with its event (the claim `claim_stage` makes, for many), and return them with their bytes
+    and documents. The others are left as they are: the caller takes them one by one."""
+    if not version_ids:
+        return []
+    now = utcnow()
+    free = sa.or_(DocumentVersion.lease_owner.is_(None), DocumentVersion.lease_expires_at < now)
+    moved = session.execute(
+        sa.update(DocumentVersion)
+        .where(
+            DocumentVersion.id.in_(list(version_ids)),
+            DocumentVersion.status == Status.RECEIVED,
+            DocumentVersion.content_url.is_(None),  # a page sent by URL is fetched alone
+            free,
+        )
+        .values(
+            status=Status.CONVERTING,
+            updated_at=now,
+            converting_at=now,
+            lease_owner=owner,
+            lease_expires_at=now + lease,
+            attempts=DocumentVersion.attempts + 1,
+        )
+        .returning(DocumentVersion.id, DocumentVersion.document_id)
+        .execution_options(synchronize_session=False)
+    ).all()
+    _events(session, moved, Status.RECEIVED, Status.CONVERTING, owner, now)
+    if not moved:
+        return []
+    return list(
+        session.scalars(
+            sa.select(DocumentVersion)
+            .options(undefer(DocumentVersion.content), joinedload(DocumentVersion.document))
+            .where(DocumentVersion.id.in_([version_id for version_id, _ in moved]))
+        ).unique()
+    )
+
+
+def finish_converting(
+    session: Session, owner: str, outputs: dict[uuid.UUID, dict[str, Any]]
+) -> list[uuid.UUID]:
+    """Store each version's conversion (and `chunk_count`: its chunks are ready too) with its
+    move `converting -> chunking` (one UPDATE a version, its values being its own; the events
+    together), keeping the lease: the same task chunks it. The ids that moved (one
+    superseded meanwhile does not)."""
+    now = utcnow()
+    moved = []
+    for version_id, values in outputs.items():
+        document_id = session.execute(
+            sa.update(DocumentVersion)
+            .where(
+                DocumentVersion.id == version_id,
+                DocumentVersion.status == Status.CONVERTING,
+                DocumentVersion.lease_owner == owner,
+            )
+            .values(status=Status.CHUNKING, updated_at=now, chunking_at=now, **values)
+            .returning(DocumentVersion.document_id)
+            .execution_options(synchronize_session=False)
+        ).scalar_one_or_none()
+        if document_id is not None:
+            moved.append((version_id, document_id))
+    _events(session, moved, Status.CONVERTING, Status.CHUNKING, owner, now)
+    return [version_id for version_id, _ in moved]
+
+
+def replace_chunks_of(session: Session, rows: dict[uuid.UUID, Sequence[dict[str, Any]]]) -> None:
+    """The versions' chunks, replacing any left by an earlier run (one DELETE, one INSERT)."""
+    if not rows:
+        return
+    session.execute(sa.delete(Chunk).where(Chunk.version_id.in_(list(rows))))
+    new = [dict(row, version_id=version_id) for version_id, some in rows.items() for row in some]
+    if new:
+        session.execute(sa.insert(Chunk), new)
