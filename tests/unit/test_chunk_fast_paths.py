@@ -144,6 +144,10 @@ def test_doc_tokens_of_a_slice_are_its_own_encode(
     expected = enc.encode_ordinary(text[start:end])
     assert doc.tokens(start, end) == expected
     assert doc.count(start, end) == len(expected)
+    assert doc.counts([(start, end), (origin, len(text))]) == [
+        len(expected),
+        doc.count(origin, len(text)),
+    ]
     assert doc.last_tokens(start, end, count) == (expected[-count:] if count else [])
     offsets = enc.decode_with_offsets(expected)[1] if expected else []
     assert doc.token_starts(start, end) == [start + offset for offset in offsets]
