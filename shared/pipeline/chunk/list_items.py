@@ -49,8 +49,11 @@ from mistune.core import BlockState
 class ListPatterns:
     """The two regexes mistune makes per list item, made once per key for one parser."""
 
-    def __init__(self, block: BlockParser) -> None:
+    def __init__(self, block: BlockParser, children: re.Pattern[str] | None = None) -> None:
         self.block = block
+        # Items whose source this does not match get no children: the parser's own `parse`
+        # would make none (see `markdown_blocks`), so their child state is not even made.
+        self.children = children
         self.items: dict[tuple[str, int], re.Pattern[str]] = {}
         self.breaks: dict[int, re.Pattern[str]] = {}
         self.dedent: dict[int, re.Pattern[str]] = {}
@@ -155,12 +158,16 @@ def _parse_list_item(
         source = _mistune_item_source(text, src, continue_width)
     else:  # tab-free: a line with enough leading spaces loses `continue_width` of them
         source = strip_end(text + patterns.indent(continue_width).sub("", src))
-    child = state.child_state(source)
-    block.parse(child, rules)
+    if patterns.children is not None and not patterns.children.search(source):
+        children: list[dict[str, Any]] = []
+    else:
+        child = state.child_state(source)
+        block.parse(child, rules)
+        children = child.tokens
 
-    if token["tight"] and _is_loose_list(child.tokens):
+    if token["tight"] and _is_loose_list(children):
         token["tight"] = False
-    token["children"].append({"type": "list_item", "children": child.tokens})
+    token["children"].append({"type": "list_item", "children": children})
     return next_item
 
 

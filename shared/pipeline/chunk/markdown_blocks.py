@@ -258,7 +258,7 @@ def _make_markdown(fast: bool = True) -> mistune.Markdown:
     if fast:  # its rules are final now: patterns can be made once
         parser.anchored = _line_start_rules(parser)
         if list_items.available:
-            parser.list_patterns = list_items.ListPatterns(parser)
+            parser.list_patterns = list_items.ListPatterns(parser, children=_NESTED_TRIGGER)
     return mistune.Markdown(block=parser)
 
 
