@@ -13,12 +13,15 @@ import mistune
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from mistune import list_parser
+from mistune.block_parser import BlockParser, _is_plain_paragraph_start
+from mistune.core import BlockState
 
 from shared.pipeline.chunk import list_items
 from shared.pipeline.chunk.markdown_blocks import (
     _MARKDOWN,
     _make_markdown,
     _next_block,
+    _paragraph_end,
     _PositionedState,
 )
 from tests.unit.test_chunk_properties import markdown_documents
@@ -69,17 +72,31 @@ def test_nested_lists_and_code_in_items_parse_alike() -> None:
     assert _tokens(_MARKDOWN, text) == _tokens(_REFERENCE, text)
 
 
+_ODD_LINES = st.lists(
+    st.one_of(_LINE, st.sampled_from(["", " ", "\t", "\u00a0", "\x1c", "  \u2003 ", "a\u00a0"])),
+    min_size=1,
+    max_size=30,
+).map("\n".join)
+
+
 @settings(max_examples=400, deadline=None)
-@given(_LIST_HEAVY, st.integers(0, 2_000))
-def test_next_block_is_the_regex_search(text: str, pos: int) -> None:
-    pos = pos % (len(text) + 1)
+@given(_ODD_LINES, st.integers(0, 2_000), st.booleans())
+def test_line_start_searches_are_mistunes(text: str, pos: int, nested: bool) -> None:
     block = _MARKDOWN.block
-    for rules in (None, block.list_rules):
-        sc = block.compile_sc(rules)
-        found, expected = _next_block(sc, text, pos), sc.search(text, pos)
-        assert (found and (found.span(), found.lastgroup)) == (
-            expected and (expected.span(), expected.lastgroup)
-        )
+    sc = block.compile_sc(block.list_rules if nested else None)
+    pos = pos % (len(text) + 1)
+    found, expected = _next_block(sc, text, pos), sc.search(text, pos)
+    assert (found and (found.span(), found.lastgroup)) == (
+        expected and (expected.span(), expected.lastgroup)
+    )
+    starts = [0] + [i + 1 for i, char in enumerate(text) if char == "\n"]
+    for start in starts:
+        if _is_plain_paragraph_start(text, start):
+            state = BlockState()
+            state.process(text)
+            state.cursor = start
+            assert BlockParser._parse_plain_paragraph(block, state, sc)
+            assert _paragraph_end(sc, text, start) == state.cursor
 
 
 def test_patterns_are_made_once_and_are_mistunes() -> None:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import mistune
-from mistune.block_parser import BlockParser
+from mistune.block_parser import BlockParser, _is_plain_paragraph_start
 from mistune.core import BlockState
 
 from shared.pipeline.chunk import gfm_table, list_items
@@ -158,7 +158,10 @@ class _PositionedParser(BlockParser):
                     state.cursor = end_pos
                     continue
             m = sc.match(state.src, state.cursor)
-            if not m and self._parse_plain_paragraph(state, sc):  # type: ignore[attr-defined]
+            if not m and _is_plain_paragraph_start(state.src, state.cursor):
+                end_pos = _paragraph_end(sc, state.src, state.cursor)
+                state.add_paragraph(state.get_text(end_pos))
+                state.cursor = end_pos
                 continue
             if not m:
                 m = _next_block(sc, state.src, state.cursor)
@@ -237,6 +240,22 @@ def _next_block(sc: re.Pattern[str], src: str, pos: int) -> re.Match[str] | None
         pos = src.find("\n", pos) + 1
         if pos == 0:
             return None
+
+
+def _paragraph_end(sc: re.Pattern[str], src: str, pos: int) -> int:
+    """Where the plain paragraph whose first line starts at `pos` ends, walked as mistune's
+    `_parse_plain_paragraph` walks it (the next line start where a rule matches or the line
+    is blank), without its two method calls and a stripped copy per line."""
+    end = len(src)
+    pos = src.find("\n", pos) + 1 or end
+    while pos < end:
+        if sc.match(src, pos):
+            break
+        line_end = src.find("\n", pos) + 1 or end
+        if src[pos:line_end].isspace():  # `not line.strip()` of a non-empty line
+            break
+        pos = line_end
+    return pos
 
 
 def _line_start_rules(parser: BlockParser) -> bool:
