@@ -3,8 +3,8 @@
 Container children (list items, quotes, admonitions) are parsed only when a line could open
 a kind the metadata reports; the tokens and counts of blocks, overlaps, chunk tails and
 final texts are read from one encode of the document (`doc_tokens`) at positions where
-cl100k_base's pieces cannot cross (`token_sums`); mistune's list-break regexes are made once
-per indent and its indentation helpers skip their per-character loop on lines without a tab.
+cl100k_base's pieces cannot cross (`token_sums`). Our parser's own list parser and block
+search are compared with mistune's in `test_chunk_mistune_paths`.
 """
 
 from __future__ import annotations
@@ -14,12 +14,10 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from mistune import list_parser
-from mistune.block_parser import BlockParser
 
 from shared.pipeline.chunk import ChunkSettings, chunk_markdown
 from shared.pipeline.chunk.doc_tokens import DocTokens, _starts_of
-from shared.pipeline.chunk.markdown_blocks import _MARKDOWN, normalise, scan_blocks
+from shared.pipeline.chunk.markdown_blocks import normalise, scan_blocks
 from shared.pipeline.chunk.packing import Packer
 from shared.pipeline.chunk.token_sums import (
     block_tail,
@@ -146,6 +144,10 @@ def test_doc_tokens_of_a_slice_are_its_own_encode(
     expected = enc.encode_ordinary(text[start:end])
     assert doc.tokens(start, end) == expected
     assert doc.count(start, end) == len(expected)
+    assert doc.counts([(start, end), (origin, len(text))]) == [
+        len(expected),
+        doc.count(origin, len(text)),
+    ]
     assert doc.last_tokens(start, end, count) == (expected[-count:] if count else [])
     offsets = enc.decode_with_offsets(expected)[1] if expected else []
     assert doc.token_starts(start, end) == [start + offset for offset in offsets]
@@ -190,30 +192,3 @@ def test_token_starts_match_tiktokens_offsets(text: str) -> None:
     enc = encoding()
     tokens = enc.encode_ordinary(text)
     assert _starts_of(text, 0) == enc.decode_with_offsets(tokens)[1]
-
-
-def test_list_break_patterns_are_made_once_and_the_same() -> None:
-    memoised = list_parser._compile_list_break_sc
-    for width in range(7):
-        pattern = memoised(_MARKDOWN.block, width)
-        assert memoised(_MARKDOWN.block, width) is pattern
-        assert pattern.pattern == memoised.__wrapped__(_MARKDOWN.block, width).pattern
-    assert set(_MARKDOWN.block.list_break_patterns) >= set(range(7))
-    other = BlockParser()  # rules may change after it is made: mistune's own function
-    assert memoised(other, 2).pattern == memoised.__wrapped__(other, 2).pattern
-    assert getattr(other, "list_break_patterns", None) is None
-
-
-_INDENTED = st.text(alphabet=" \t", max_size=9).flatmap(
-    lambda lead: st.text(alphabet="ab \t-1.", max_size=6).map(lambda rest: lead + rest)
-)
-
-
-@settings(max_examples=400, deadline=None)
-@given(_INDENTED, st.integers(0, 9))
-def test_tab_free_indent_fast_paths_match_mistunes_own(line: str, columns: int) -> None:
-    for name in ("_count_indent", "_expand_leading_tabs", "_has_continuation_indent"):
-        fast = getattr(list_parser, name)
-        slow = fast.__wrapped__
-        args = (line,) if name == "_count_indent" else (line, columns)
-        assert fast(*args) == slow(*args), name

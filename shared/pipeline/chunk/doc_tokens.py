@@ -103,6 +103,38 @@ class DocTokens:
             total += len(encode(tail))
         return total
 
+    def counts(self, spans: list[tuple[int, int]]) -> list[int]:
+        """`[self.count(start, end) for start, end in spans]` in one loop: the packer counts
+        every block of the document, and per block the calls of `count` added up."""
+        source, origin = self.source, self.origin
+        if not self.mapped:
+            return [len(encode(source[start:end])) for start, end in spans]
+        index, search = self._index, _SEAM.search
+        counts: list[int] = []
+        for start, end in spans:
+            if end - start <= _SHORT:
+                counts.append(len(encode(source[start:end])))
+                continue
+            middle_end = tail_seam(source, start, end)
+            middle_start: int | None = start
+            if start != origin and not is_seam(source, start):
+                found = search(source, start + 1, middle_end)
+                middle_start = None if found is None else found.start()
+            if middle_start is None or middle_end < middle_start:
+                counts.append(len(encode(source[start:end])))
+                continue
+            first, last = index(middle_start), index(middle_end)
+            if first is None or last is None:
+                counts.append(len(encode(source[start:end])))
+                continue
+            total = last - first
+            if middle_start > start:
+                total += len(encode(source[start:middle_start]))
+            if middle_end < end:
+                total += len(encode(source[middle_end:end]))
+            counts.append(total)
+        return counts
+
     def last_tokens(self, start: int, end: int, count: int) -> list[int]:
         """The last `count` tokens of `source[start:end]` (all if fewer)."""
         if count <= 0:

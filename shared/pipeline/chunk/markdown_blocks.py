@@ -16,11 +16,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import mistune
-from mistune import list_parser
-from mistune.block_parser import BlockParser
+from mistune.block_parser import BlockParser, _is_plain_paragraph_start
 from mistune.core import BlockState
 
-from shared.pipeline.chunk import gfm_table
+from shared.pipeline.chunk import gfm_table, list_items
 from shared.pipeline.front_matter import front_matter as front_matter  # its home since the move
 
 _ADMONITION_OPEN = (
@@ -131,7 +130,8 @@ class _PositionedState(BlockState):
 class _PositionedParser(BlockParser):
     """Block parser that records the cursor span of every top-level token it makes."""
 
-    list_break_patterns: dict[int, re.Pattern[str]] | None = None  # see `_memoise_...`
+    list_patterns: list_items.ListPatterns | None = None  # our list parser (`_make_markdown`)
+    anchored = False  # every rule matches only at a line start (`_make_markdown` checks)
 
     def parse(self, state: BlockState, rules: list[str] | None = None) -> None:
         # A container's extent never depends on its children's parse (mistune collects
@@ -142,7 +142,50 @@ class _PositionedParser(BlockParser):
             if not trigger.search(state.src):
                 state.cursor = state.cursor_max
                 return
-        super().parse(state, rules)
+        if not self.anchored:
+            super().parse(state, rules)
+            return
+        # mistune's `BlockParser.parse` (3.4) except where it searches for the next block:
+        # its rules all start with `^`, so only line starts need trying (`_next_block`).
+        if rules is None:
+            rules = self.rules
+        sc = self.compile_sc(rules)
+        indent_code = "indent_code" in rules
+        while state.cursor < state.cursor_max:
+            if indent_code:
+                end_pos = self._parse_indent_code_fast(state)
+                if end_pos is not None:
+                    state.cursor = end_pos
+                    continue
+            m = sc.match(state.src, state.cursor)
+            if not m and _is_plain_paragraph_start(state.src, state.cursor):
+                end_pos = _paragraph_end(sc, state.src, state.cursor)
+                state.add_paragraph(state.get_text(end_pos))
+                state.cursor = end_pos
+                continue
+            if not m:
+                m = _next_block(sc, state.src, state.cursor)
+            if not m:
+                break
+            end_pos = m.start()
+            if end_pos > state.cursor:
+                state.add_paragraph(state.get_text(end_pos))
+                state.cursor = end_pos
+            end_pos2 = self.parse_method(m, state)
+            if end_pos2:
+                state.cursor = end_pos2
+            else:
+                end_pos3 = state.find_line_end()
+                state.add_paragraph(state.get_text(end_pos3))
+                state.cursor = end_pos3
+        if state.cursor < state.cursor_max:
+            state.add_paragraph(state.src[state.cursor :])
+            state.cursor = state.cursor_max
+
+    def parse_list(self, m: re.Match[str], state: BlockState) -> int:
+        if self.list_patterns is None:
+            return super().parse_list(m, state)
+        return list_items.parse_list(self, self.list_patterns, m, state)
 
     def parse_method(self, m: re.Match[str], state: BlockState) -> int | None:
         method = self._methods[m.lastgroup]  # type: ignore[index]  # mistune's own dispatch
@@ -183,67 +226,46 @@ class _PositionedParser(BlockParser):
         return end
 
 
-def _memoise_list_break_patterns() -> None:
-    """mistune builds and compiles the same "what ends a list item" regex for every list item
-    (a tenth of the parse on real pages); it depends only on the parser's rule patterns and the
-    item's indent. Our own parser's rules are fixed once it is made (`_make_markdown`), so it
-    keeps one pattern per indent; any other parser gets mistune's function as it is."""
-    make = getattr(list_parser, "_compile_list_break_sc", None)
-    if make is None or getattr(make, "memoised", False):
-        return
-
-    def memoised(block: BlockParser, leading_width: int) -> re.Pattern[str]:
-        made = getattr(block, "list_break_patterns", None)
-        if made is None:
-            return make(block, leading_width)
-        pattern = made.get(leading_width)
-        if pattern is None:
-            pattern = made[leading_width] = make(block, leading_width)
-        return pattern
-
-    memoised.memoised = True  # type: ignore[attr-defined]
-    memoised.__wrapped__ = make  # type: ignore[attr-defined]
-    list_parser._compile_list_break_sc = memoised
+def _next_block(sc: re.Pattern[str], src: str, pos: int) -> re.Match[str] | None:
+    """`sc.search(src, pos)` for a pattern whose every branch starts with `^` (multiline):
+    the first line start from `pos` where it matches (a regex search tries every character)."""
+    if pos > 0 and src[pos - 1] != "\n":
+        pos = src.find("\n", pos) + 1
+        if pos == 0:
+            return None
+    while True:
+        m = sc.match(src, pos)
+        if m is not None:
+            return m
+        pos = src.find("\n", pos) + 1
+        if pos == 0:
+            return None
 
 
-_memoise_list_break_patterns()
+def _paragraph_end(sc: re.Pattern[str], src: str, pos: int) -> int:
+    """Where the plain paragraph whose first line starts at `pos` ends, walked as mistune's
+    `_parse_plain_paragraph` walks it (the next line start where a rule matches or the line
+    is blank), without its two method calls and a stripped copy per line."""
+    end = len(src)
+    pos = src.find("\n", pos) + 1 or end
+    while pos < end:
+        if sc.match(src, pos):
+            break
+        line_end = src.find("\n", pos) + 1 or end
+        if src[pos:line_end].isspace():  # `not line.strip()` of a non-empty line
+            break
+        pos = line_end
+    return pos
 
 
-def _tab_free_fast_paths() -> None:
-    """mistune measures every list item line's indentation column by column in Python (tabs
-    count to the next multiple of 4); on a line without a tab that is just its leading
-    spaces. Same results (a test compares them with mistune's own); tabs go to mistune."""
-    spaces = getattr(list_parser, "_count_indent", None)
-    expand = getattr(list_parser, "_expand_leading_tabs", None)
-    continues = getattr(list_parser, "_has_continuation_indent", None)
-    if spaces is None or expand is None or continues is None or hasattr(spaces, "__wrapped__"):
-        return
-
-    def count_indent(text: str) -> int:
-        return spaces(text) if "\t" in text else len(text) - len(text.lstrip(" "))
-
-    def expand_leading_tabs(line: str, start_column: int = 0) -> str:
-        return expand(line, start_column) if "\t" in line else line
-
-    def has_continuation_indent(line: str, columns: int) -> bool:
-        if "\t" in line:
-            return continues(line, columns)
-        indent = len(line) - len(line.lstrip(" "))
-        return indent >= columns and indent > 0
-
-    for fast, slow in (
-        (count_indent, spaces),
-        (expand_leading_tabs, expand),
-        (has_continuation_indent, continues),
-    ):
-        fast.__wrapped__ = slow  # type: ignore[attr-defined]
-        setattr(list_parser, slow.__name__, fast)
+def _line_start_rules(parser: BlockParser) -> bool:
+    """Whether every rule the parser may combine can only match at the start of a line."""
+    names = {*parser.rules, *parser.list_rules, *parser.block_quote_rules}
+    return all(re.match(r"\(*\^", parser.specification[name]) is not None for name in names)
 
 
-_tab_free_fast_paths()
-
-
-def _make_markdown() -> mistune.Markdown:
+def _make_markdown(fast: bool = True) -> mistune.Markdown:
+    """Our parser; `fast=False` keeps mistune's own list parser and block search (tests)."""
     parser = _PositionedParser()
     parser.register("admonition", _ADMONITION_OPEN, _parse_admonition, before="fenced_code")
     # Inside lists and quotes only what chunk metadata reports is needed (code, nesting);
@@ -252,7 +274,10 @@ def _make_markdown() -> mistune.Markdown:
     parser.list_rules = list(nested)
     parser.block_quote_rules = list(nested)
     gfm_table.register(parser)
-    parser.list_break_patterns = {}  # its rules are final now: memoise (see above)
+    if fast:  # its rules are final now: patterns can be made once
+        parser.anchored = _line_start_rules(parser)
+        if list_items.available:
+            parser.list_patterns = list_items.ListPatterns(parser, children=_NESTED_TRIGGER)
     return mistune.Markdown(block=parser)
 
 

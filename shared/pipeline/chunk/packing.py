@@ -46,7 +46,7 @@ class Packer:
         self.settings = settings
         # The document's tokens (kept: the overlap and the final counts slice them too).
         self.doc = DocTokens(source, blocks[0].start if blocks else 0)
-        self.tokens = [self.doc.count(b.start, b.end) for b in blocks]
+        self.tokens = self.doc.counts([(b.start, b.end) for b in blocks])
         self.hard = settings.max_tokens - _MARGIN
         soft = self.hard - settings.overlap_tokens
         self.cap = max(soft, self.hard // 2) if settings.overlap_tokens > 0 else self.hard
