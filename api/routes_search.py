@@ -8,6 +8,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Depends, Request
 from pydantic import BaseModel, ConfigDict, Field
+from starlette.concurrency import run_in_threadpool
 
 from api.auth import require_scope
 from api.problems import ApiProblem
@@ -79,17 +80,19 @@ EXAMPLE: dict[str, Any] = {
         422: {"description": "Empty or over-long query, unknown filter, bad numbers."},
     },
 )
-def search_route(
+async def search_route(
     request: Request,
     caller: Annotated[str, Depends(require_scope("search"))],
     body: Annotated[SearchBody, Body(openapi_examples={"question": EXAMPLE})],
 ) -> SearchResponse:
+    """Async so that only the search itself goes to a worker thread: a plain `def` route
+    also had its answer validated in a second thread hop, each a wait under load."""
     filters = SearchFilters.from_dict(body.filters.model_dump())
     wanted = SearchRequest(
         body.query, filters, body.top_k, body.candidates, body.hybrid, body.rerank
     )
     try:
-        result = search(wanted, request.app.state.settings)
+        result = await run_in_threadpool(search, wanted, request.app.state.settings)
     except QueryError as exc:
         raise ApiProblem(422, str(exc)) from None
-    return SearchResponse(**result.to_dict() | {"hits": result.hits})
+    return SearchResponse.model_validate(result, from_attributes=True)

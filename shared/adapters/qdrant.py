@@ -307,6 +307,12 @@ class QdrantIndex:
                 for p in found
             ]
         with self._guard():
+            # local mode: the hits' vectors are read where it stores them; a server sends them
+            reader = (
+                qdrant_local.vector_reader(self.client, self.collection, DENSE, SPARSE)
+                if self.local
+                else None
+            )
             fused = self.client.query_points(
                 self.collection,
                 prefetch=[
@@ -317,18 +323,23 @@ class QdrantIndex:
                 query_filter=flt,  # Qdrant applies it to both prefetches
                 limit=limit,
                 with_payload=payload,
-                with_vectors=[DENSE, SPARSE],
+                with_vectors=False if reader else [DENSE, SPARSE],
             ).points
+            stored = (
+                reader([p.id for p in fused])
+                if reader
+                else [(_named(p.vector, DENSE), _named(p.vector, SPARSE)) for p in fused]
+            )
         query = np.asarray(dense, dtype=np.float32)
         return [
             Candidate(
                 uuid.UUID(str(p.id)),
                 p.payload or {},
                 p.score,
-                _dense_score(query, p.vector),
-                _sparse_score(sparse, p.vector),
+                _dense_score(query, vectors[0]),
+                _sparse_score(sparse, vectors[1]),
             )
-            for p in fused
+            for p, vectors in zip(fused, stored, strict=True)
         ]
 
     def missing_sparse(self) -> int | None:
@@ -353,9 +364,12 @@ def _unit(vector: list[float]) -> list[float]:
     return (array / norm).tolist() if norm > 0 else list(vector)
 
 
-def _dense_score(query: np.ndarray, vectors: Any) -> float | None:
+def _named(vectors: Any, name: str) -> Any:
+    return (vectors or {}).get(name)
+
+
+def _dense_score(query: np.ndarray, vector: Any) -> float | None:
     """Cosine of the query and a hit's dense vector: the score Qdrant's dense list gives."""
-    vector = (vectors or {}).get(DENSE)
     if vector is None:
         return None
     stored = np.asarray(vector, dtype=np.float32)
@@ -363,11 +377,10 @@ def _dense_score(query: np.ndarray, vectors: Any) -> float | None:
     return float(np.dot(query, stored) / norms) if norms else 0.0
 
 
-def _sparse_score(query: qm.SparseVector, vectors: Any) -> float | None:
+def _sparse_score(query: qm.SparseVector, stored: qm.SparseVector | None) -> float | None:
     """Dot product of the query's and a hit's sparse vectors (the BM25 term-frequency part:
     without the IDF Qdrant multiplies in when it ranks the sparse list, which lives only in
     Qdrant); None when they share no term, as the sparse list would not have found it."""
-    stored = (vectors or {}).get(SPARSE)
     if stored is None:
         return None
     weights = dict(zip(stored.indices, stored.values, strict=True))

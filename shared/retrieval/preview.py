@@ -38,11 +38,10 @@ def passage(text: str, query: str, width: int = 240) -> str:
     candidates = pieces(text)
     if not candidates:
         return text.strip()[:width]
-    wanted = {s for code in sparse.STEMMERS for s in sparse.stems(query, code)}
+    wanted = sparse.stems_in_every_language(query)
 
     def score(piece: str) -> int:
-        found = {s for code in sparse.STEMMERS for s in sparse.stems(piece, code)}
-        return len(wanted & found)
+        return len(wanted & sparse.stems_in_every_language(piece))
 
     best = max(candidates, key=score)  # max keeps the first of equals
     return best if len(best) <= width else best[: width - 1].rstrip() + "…"

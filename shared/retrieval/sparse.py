@@ -60,6 +60,8 @@ def _stemmer(code: str) -> Stemmer.Stemmer:
 
 def fold(text: str) -> str:
     """Lower-case and strip accents: `Crème Brûlée` -> `creme brulee`."""
+    if text.isascii():  # nothing to decompose, no combining mark: most sentences
+        return text.lower()
     decomposed = unicodedata.normalize("NFKD", text.lower())
     return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
 
@@ -70,6 +72,12 @@ def words(text: str) -> list[str]:
 
 def stems(text: str, language: str | None) -> list[str]:
     return _stemmer(language_code(language)).stemWords(words(text))
+
+
+def stems_in_every_language(text: str) -> set[str]:
+    """The stems of `text` under every supported stemmer (the words are folded once)."""
+    found = words(text)
+    return {stem for code in STEMMERS for stem in _stemmer(code).stemWords(found)}
 
 
 def term_index(term: str) -> int:

@@ -10,6 +10,12 @@ from shared.retrieval.preview import passage
 
 def test_words_are_lower_cased_accent_folded_and_stemmed_by_language() -> None:
     assert sparse.fold("Crème Brûlée") == "creme brulee"
+    assert sparse.fold("Na De OK, 2x") == "na de ok, 2x"  # ASCII: lower-cased only
+    assert sparse.fold("ﬁets ① Ünd") == "fiets 1 und"  # compatibility forms decomposed
+    assert sparse.stems_in_every_language("Ziekenhuizen operations") == {
+        *sparse.stems("Ziekenhuizen operations", "nl"),
+        *sparse.stems("Ziekenhuizen operations", "en"),
+    }
     assert sparse.stems("Ziekenhuizen", "nl") == ["ziekenhuis"]
     assert sparse.stems("hospitals", "en-GB") == ["hospit"]
     assert sparse.language_code(None) == "nl" and sparse.language_code("fr") == "nl"

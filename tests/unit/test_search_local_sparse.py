@@ -11,6 +11,7 @@ import pytest
 from qdrant_client import QdrantClient
 from qdrant_client import models as qm
 from qdrant_client.local import local_collection
+from qdrant_client.local import qdrant_local as local_qdrant
 
 from shared.adapters import qdrant_local
 from shared.adapters.qdrant import DENSE, SPARSE, QdrantIndex
@@ -80,6 +81,9 @@ def answers(client: QdrantClient, rng: random.Random) -> list[list[tuple[str, fl
         dense = [rng.gauss(0, 1) for _ in range(DIMENSIONS)]
         for flt in FILTERS:
             plain = client.query_points("c", query=query, using=SPARSE, query_filter=flt, limit=40)
+            nearest = client.query_points(
+                "c", query=qm.NearestQuery(nearest=dense), using=DENSE, query_filter=flt, limit=9
+            )
             fused = client.query_points(
                 "c",
                 prefetch=[
@@ -89,9 +93,27 @@ def answers(client: QdrantClient, rng: random.Random) -> list[list[tuple[str, fl
                 query=qm.FusionQuery(fusion=qm.Fusion.RRF),
                 query_filter=flt,
                 limit=15,
+                with_vectors=[DENSE, SPARSE],
             )
-            for response in (plain, fused):
-                found.append([(str(p.id), p.score) for p in response.points])
+            for response in (plain, nearest, fused):
+                found.append([(str(p.id), p.score, p.payload, p.vector) for p in response.points])
+        # queries local mode must still resolve: a point id, a nested prefetch with a filter
+        by_id = client.query_points("c", query=str(uuid.UUID(int=2)), using=DENSE, limit=5)
+        nested = client.query_points(
+            "c",
+            prefetch=qm.Prefetch(
+                prefetch=[qm.Prefetch(query=dense, using=DENSE, limit=20)],
+                query=query,
+                using=SPARSE,
+                filter=FILTERS[1],
+                limit=10,
+            ),
+            query=dense,
+            using=DENSE,
+            limit=5,
+        )
+        for response in (by_id, nested):
+            found.append([(str(p.id), p.score) for p in response.points])
     return found
 
 
@@ -159,3 +181,70 @@ def test_a_vector_the_postings_cannot_reproduce_goes_to_the_loop() -> None:
     assert postings.sync([qm.SparseVector(indices=[2, 9], values=[1.0, 2.0])])
     assert not postings.sync([unsorted])
     assert postings.sync([qm.SparseVector(indices=[2, 9], values=[1.0, 2.0])])
+
+
+def test_plain_vector_queries_are_not_copied_and_not_changed(
+    installed: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Local mode deep-copied the 1536 floats of a query once per list and once more per
+    prefetch (~1.4 ms each); a plain vector has nothing to resolve, so it is used as given."""
+    client = QdrantClient(location=":memory:")
+    make(client, random.Random(6))
+    copied: list[object] = []
+    original = local_qdrant.deepcopy
+
+    def deepcopy(value: object, *args: object) -> object:
+        copied.append(value)
+        return original(value, *args)
+
+    monkeypatch.setattr(local_qdrant, "deepcopy", deepcopy)
+    dense = [0.5] * DIMENSIONS
+    terms = qm.SparseVector(indices=[VOCABULARY[0], VOCABULARY[1]], values=[1.0, 1.0])
+    prefetch = [
+        qm.Prefetch(query=dense, using=DENSE, limit=10),
+        qm.Prefetch(query=terms, using=SPARSE, limit=10),
+    ]
+    before = [p.model_copy(deep=True) for p in prefetch]
+    client.query_points(
+        "c", prefetch=prefetch, query=qm.FusionQuery(fusion=qm.Fusion.RRF), limit=10
+    )
+    client.query_points("c", query=dense, using=DENSE, limit=10)
+    assert not [v for v in copied if not isinstance(v, qm.FusionQuery)]
+    assert prefetch == before and dense == [0.5] * DIMENSIONS
+    with qdrant_local.loop_only():  # qdrant-client's own resolution copies them
+        client.query_points("c", query=dense, using=DENSE, limit=10)
+    assert copied[-1] == qm.NearestQuery(nearest=dense)
+
+
+def test_hit_vectors_read_in_place_give_the_scores_of_the_returned_vectors(
+    installed: None,
+) -> None:
+    """Local mode's fused hits are scored from the vectors where it stores them; a server
+    (here: the same client driven as one) sends them with the hits. Same candidates."""
+    rng = random.Random(8)
+    client = QdrantClient(location=":memory:")
+    make(client, rng)
+    change(client, rng)  # points without a sparse vector, deleted ones, rewritten ones
+    local = QdrantIndex(client, "c", DIMENSIONS, local=True)
+    as_server = QdrantIndex(client, "c", DIMENSIONS, local=False)
+    as_server._ready = local._ready = True  # a local client has no payload indexes to make
+    compared = 0
+    for _ in range(20):
+        dense = [rng.gauss(0, 1) for _ in range(DIMENSIONS)]
+        query = sparse(rng, rng.randint(1, 6))
+        for flt in FILTERS:
+            ours = local.candidates(dense, query, 25, flt, ["document_id"])
+            theirs = as_server.candidates(dense, query, 25, flt, ["document_id"])
+            assert ours == theirs
+            compared += len(ours)
+    assert compared > 1000
+    ids = [str(uuid.UUID(int=n)) for n in range(1, 345)]
+    reader = qdrant_local.vector_reader(client, "c", DENSE, SPARSE)
+    assert reader is not None
+    records = {str(r.id): r.vector for r in client.retrieve("c", ids, with_vectors=True)}
+    for point_id, (row, terms) in zip(ids, reader(ids), strict=True):
+        vectors: dict = records.get(point_id) or {}  # type: ignore[assignment]
+        assert (row is None) == (DENSE not in vectors)
+        if row is not None:
+            assert row.tolist() == vectors[DENSE]
+        assert terms == vectors.get(SPARSE)
