@@ -85,7 +85,12 @@ def _embed_upsert_finalize(ready: _Ready) -> None:
         try:
             outcome = batches.embed_versions(batch, OWNER, settings, take_waiting=False)
             outcome = batches.upsert_versions(outcome.go_on, OWNER, settings, handover_from=OWNER)
-            batches.finalize_versions(outcome.go_on, OWNER, settings, handover_from=OWNER)
+            outcome = batches.finalize_versions(outcome.go_on, OWNER, settings, handover_from=OWNER)
+            if outcome.busy:  # left where they are: the summary counts them as not finished
+                log.warning(
+                    "versions wait for another version of their document still held",
+                    version_ids=[str(v) for v in outcome.busy],
+                )
         except Exception as exc:  # one batch's failure must not stop the others
             log.warning("a batch could not be indexed", error=repr(exc))
             _fail(batch, exc)
@@ -95,6 +100,7 @@ def run_local(
     version_ids: Sequence[uuid.UUID], progress: Callable[[uuid.UUID], None] = lambda _: None
 ) -> None:
     """Take the versions through the pipeline here; returns when all have left it."""
+    _give_back_a_killed_runs_leases()
     ready = _Ready()
     embedding = threading.Thread(target=_embed_upsert_finalize, args=(ready,), name="embedding")
     embedding.start()
@@ -114,6 +120,17 @@ def run_local(
     finally:
         ready.close()
         embedding.join()
+
+
+def _give_back_a_killed_runs_leases() -> None:
+    """Every `ingest run` holds its leases as `OWNER`, one run at a time (local Qdrant locks
+    its folder to one process; two runs would share one owner anyway), so leases `OWNER`
+    still holds when a run starts are a killed run's. Given back, or a version superseded by
+    this run's registration would keep its document's new version waiting in `upserting`
+    until that lease ran out (finalize waits for other versions still held)."""
+    with transaction() as session:
+        if released := repo.release_owner(session, OWNER):
+            log.info("gave back the leases an earlier run left", versions=released)
 
 
 def _give_back(version_ids: list[uuid.UUID]) -> None:

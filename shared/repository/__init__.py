@@ -30,6 +30,7 @@ if TYPE_CHECKING:
         heartbeat_batch,
         lock_documents_of,
         release_batch,
+        release_owner,
     )
     from shared.repository.documents import (
         active_collection,
@@ -176,6 +177,7 @@ __all__ = [
     "register_version",
     "release",
     "release_batch",
+    "release_owner",
     "replace_chunks",
     "save_conversion",
     "save_fetched",

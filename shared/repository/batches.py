@@ -198,6 +198,15 @@ def release_batch(session: Session, owner: str, version_ids: Sequence[uuid.UUID]
         )
 
 
+def release_owner(session: Session, owner: str) -> int:
+    """Give back every lease `owner` still holds (a run that was killed left them); how many."""
+    return session.execute(
+        sa.update(DocumentVersion)
+        .where(DocumentVersion.lease_owner == owner)
+        .values(lease_owner=None, lease_expires_at=None)
+    ).rowcount
+
+
 def heartbeat_batch(
     session: Session, owner: str, version_ids: Sequence[uuid.UUID], lease: timedelta
 ) -> set[uuid.UUID]:

@@ -230,3 +230,45 @@ def test_a_transaction_holds_the_writers_lock_from_its_first_write_until_it_ends
     assert wrote == ["other"]
     with transaction() as session:
         assert session.execute(sa.text("SELECT count(*) FROM webhook_deliveries")).scalar() == 3
+
+
+def test_a_run_does_not_wait_for_the_leases_a_killed_run_left(
+    embedded: dict[str, str], tmp_path: Path
+) -> None:
+    """A killed run leaves versions leased to `ingest run`'s owner. The next run supersedes
+    them with the same bytes; its finalize must not wait for those leases (LEASE_SECONDS) and
+    leave the document in `upserting` while the command says all is well."""
+    from datetime import timedelta
+
+    from shared import ingest
+    from shared import repository as repo
+    from shared.models import Document, DocumentVersion
+    from shared.pipeline.local_run import OWNER
+    from shared.states import Status
+    from tests.versions import new_version
+
+    page = tmp_path / "visiting.md"
+    page.write_text("# Visiting\n\nVisiting hours are 10 to 20.\n")
+    assert runner.invoke(app, ["run", str(page)]).exit_code == 0
+    edited = b"# Visiting\n\nVisiting hours are 11 to 19.\n"
+    with transaction() as session:
+        document = session.scalars(sa.select(Document)).one()
+        source, external_id = document.source, document.external_id
+    # What a run killed while converting the edit leaves behind.
+    left = ingest.submit(new_version(edited, external_id, source=source), lambda _: None)
+    with transaction() as session:
+        claim = repo.claim_stage(
+            session, left.version_id, Status.CONVERTING, OWNER, timedelta(minutes=15)
+        )
+    assert claim is repo.Claim.CLAIMED
+
+    page.write_bytes(edited)
+    result = runner.invoke(app, ["run", str(page)])
+
+    assert result.exit_code == 0, result.output
+    with transaction() as session:
+        document = session.scalars(sa.select(Document)).one()
+        current = session.get(DocumentVersion, document.current_version_id)
+        assert current is not None and current.sha256 == ingest.sha256(edited)
+        assert current.status == Status.INDEXED
+        assert session.get(DocumentVersion, left.version_id).status == Status.SUPERSEDED

@@ -164,6 +164,7 @@ def _summary(
 
     from shared import repository as repo
     from shared.db import transaction
+    from shared.states import IN_FLIGHT
 
     with transaction() as session:
         versions = {
@@ -197,8 +198,14 @@ def _summary(
         console.print(skipped)
     if failures.row_count:
         console.print(failures)
+    unfinished = sum(n for status, n in counts.items() if status in IN_FLIGHT)
+    if unfinished:
+        errors.print(
+            f"[yellow]{plural(unfinished, 'document')} did not finish (see the log); "
+            "`ingest run` again takes them on.[/yellow]"
+        )
     console.print(f"log: {log}", highlight=False)
-    return counts["failed"] + sum(1 for _, why in refused if why != "unsupported type")
+    return counts["failed"] + unfinished + sum(1 for _, why in refused if why != "unsupported type")
 
 
 def lookup(session: Session, key: str) -> Document:
