@@ -19,6 +19,9 @@ it (`QdrantLocal._resolve_query_input`, `_resolve_prefetch_input`): three copies
 sparse vector has nothing to resolve and nothing in it is changed, so it is used as given;
 anything else (point ids, lookups, nested prefetches, filters, MMR) is copied as before.
 
+Fusion: local mode's RRF query ends with `retrieve`, a validated pydantic record per hit only
+to move its payload over; `fused_rrf` runs local mode's own steps without it (candidates).
+
 Same numbers as the loop: per point the products are summed in ascending term order in
 double precision from 0.0 and cast to float32; a point sharing no term scores -inf. The
 index follows the collection by identity: local mode stores a new `SparseVector` object for
