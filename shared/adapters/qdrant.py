@@ -313,30 +313,42 @@ class QdrantIndex:
                 if self.local
                 else None
             )
-            fused = self.client.query_points(
-                self.collection,
-                prefetch=[
-                    qm.Prefetch(query=dense, using=using, limit=limit),
-                    qm.Prefetch(query=sparse, using=SPARSE, limit=limit),
-                ],
-                query=qm.FusionQuery(fusion=qm.Fusion.RRF),
-                query_filter=flt,  # Qdrant applies it to both prefetches
-                limit=limit,
-                with_payload=payload,
-                with_vectors=False if reader else [DENSE, SPARSE],
-            ).points
+            prefetch = [
+                qm.Prefetch(query=dense, using=using, limit=limit),
+                qm.Prefetch(query=sparse, using=SPARSE, limit=limit),
+            ]
+            # local mode: its own fusion steps without a pydantic record per hit
+            local = (
+                qdrant_local.fused_rrf(self.client, self.collection, prefetch, flt, limit, payload)
+                if reader
+                else None
+            )
+            fused = (
+                local
+                if local is not None
+                else self.client.query_points(
+                    self.collection,
+                    prefetch=prefetch,
+                    query=qm.FusionQuery(fusion=qm.Fusion.RRF),
+                    query_filter=flt,  # Qdrant applies it to both prefetches
+                    limit=limit,
+                    with_payload=payload,
+                    with_vectors=False if reader else [DENSE, SPARSE],
+                ).points
+            )
             stored = (
                 reader([p.id for p in fused])
                 if reader
                 else [(_named(p.vector, DENSE), _named(p.vector, SPARSE)) for p in fused]
             )
         query = np.asarray(dense, dtype=np.float32)
+        query_norm = np.linalg.norm(query)  # once, not once per hit
         return [
             Candidate(
                 uuid.UUID(str(p.id)),
                 p.payload or {},
                 p.score,
-                _dense_score(query, vectors[0]),
+                _dense_score(query, vectors[0], query_norm),
                 _sparse_score(sparse, vectors[1]),
             )
             for p, vectors in zip(fused, stored, strict=True)
@@ -368,12 +380,15 @@ def _named(vectors: Any, name: str) -> Any:
     return (vectors or {}).get(name)
 
 
-def _dense_score(query: np.ndarray, vector: Any) -> float | None:
-    """Cosine of the query and a hit's dense vector: the score Qdrant's dense list gives."""
+def _dense_score(query: np.ndarray, vector: Any, query_norm: Any = None) -> float | None:
+    """Cosine of the query and a hit's dense vector: the score Qdrant's dense list gives.
+    `query_norm`: `np.linalg.norm(query)`, when the caller has it already."""
     if vector is None:
         return None
     stored = np.asarray(vector, dtype=np.float32)
-    norms = float(np.linalg.norm(query) * np.linalg.norm(stored))
+    if query_norm is None:
+        query_norm = np.linalg.norm(query)
+    norms = float(query_norm * np.linalg.norm(stored))
     return float(np.dot(query, stored) / norms) if norms else 0.0
 
 

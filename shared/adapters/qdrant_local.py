@@ -19,6 +19,9 @@ it (`QdrantLocal._resolve_query_input`, `_resolve_prefetch_input`): three copies
 sparse vector has nothing to resolve and nothing in it is changed, so it is used as given;
 anything else (point ids, lookups, nested prefetches, filters, MMR) is copied as before.
 
+Fusion: local mode's RRF query ends with `retrieve`, a validated pydantic record per hit only
+to move its payload over; `fused_rrf` runs local mode's own steps without it (candidates).
+
 Same numbers as the loop: per point the products are summed in ascending term order in
 double precision from 0.0 and cast to float32; a point sharing no term scores -inf. The
 index follows the collection by identity: local mode stores a new `SparseVector` object for
@@ -42,6 +45,7 @@ from typing import Any
 import numpy as np
 from qdrant_client.http import models as rest
 from qdrant_client.http.models import SparseVector
+from qdrant_client.hybrid.fusion import reciprocal_rank_fusion
 from qdrant_client.local import local_collection as _local
 from qdrant_client.local.local_collection import LocalCollection
 from qdrant_client.local.payload_filters import check_filter
@@ -319,6 +323,44 @@ def vector_reader(client: Any, collection: str, dense: str, sparse: str) -> Vect
         return vectors
 
     return read
+
+
+def fused_rrf(
+    client: Any,
+    collection: str,
+    prefetches: list[rest.Prefetch],
+    flt: rest.Filter | None,
+    limit: int,
+    with_payload: Any,
+) -> list[rest.ScoredPoint] | None:
+    """What `query_points(collection, prefetch=prefetches, query=FusionQuery(RRF),
+    query_filter=flt, limit=limit, with_payload=with_payload)` returns in local mode, by local
+    mode's own steps (its checks, its prefetch searches with the filter, its RRF, its payload
+    copies), less the `retrieve` it ends with: that builds and validates a pydantic `Record`
+    per hit (payload included) only to move the payload over (~0.6 ms of ~1.4 for 30 hits).
+    None when `client` is not local mode: ask it."""
+    local = getattr(client, "_client", None)
+    if not isinstance(local, QdrantLocal):
+        return None
+    query = rest.FusionQuery(fusion=rest.Fusion.RRF)
+    if limit < 1:
+        raise ValueError(f"limit value {limit} is invalid. Must be 1 or larger.")
+    local._validate_query(query, None, prefetches, None)
+    local._validate_prefetch(prefetches)
+    found = local._get_collection(collection)
+    resolved = local._resolve_prefetches_input(prefetches, collection)
+    found._validate_with_payload(with_payload)
+    found._validate_text_queries(query, None, resolved, None)
+    sources = [found._prefetch(prefetch, flt) for prefetch in resolved]
+    fused = reciprocal_rank_fusion(responses=sources, limit=limit)
+    kept = []
+    for point in fused:  # as `retrieve` does: a point gone since is left out
+        slot = found.ids.get(normalize_point_id(point.id))
+        if slot is None or found.deleted[slot]:
+            continue
+        point.payload = found._get_payload(slot, with_payload)
+        kept.append(point)
+    return kept
 
 
 def install() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import random
 import uuid
 from collections.abc import Iterator
@@ -248,3 +249,74 @@ def test_hit_vectors_read_in_place_give_the_scores_of_the_returned_vectors(
         if row is not None:
             assert row.tolist() == vectors[DENSE]
         assert terms == vectors.get(SPARSE)
+
+
+def duplicated(client: QdrantClient, rng: random.Random) -> None:
+    """Exact duplicates, as a corpus indexed twice has: equal scores in both lists."""
+    make(client, rng)
+    stored = client.retrieve("c", [str(uuid.UUID(int=n)) for n in range(1, 301, 3)], True, True)
+    copies = [
+        qm.PointStruct(id=str(uuid.UUID(int=1000 + n)), vector=p.vector, payload=p.payload)
+        for n, p in enumerate(stored * 2)
+    ]
+    client.upsert("c", copies, wait=True)
+
+
+def test_local_fusion_gives_the_points_of_the_query_api(installed: None) -> None:
+    """`fused_rrf` (local mode's prefetches and RRF without a `retrieve` record per hit) returns
+    what `query_points` with a fusion query returns: ids, order, scores, payloads, also for
+    ties between duplicates, with filters and payload selectors, through changes."""
+    rng = random.Random(12)
+    client = QdrantClient(location=":memory:")
+    duplicated(client, rng)
+    compared = ties = 0
+    for _changed in range(2):
+        for _ in range(15):
+            dense = [rng.gauss(0, 1) for _ in range(DIMENSIONS)]
+            query = sparse(rng, rng.randint(1, 6))
+            for flt, selector in itertools.product(
+                FILTERS, [True, False, qm.PayloadSelectorInclude(include=["tags"])]
+            ):
+                prefetch = [
+                    qm.Prefetch(query=dense, using=DENSE, limit=30),
+                    qm.Prefetch(query=query, using=SPARSE, limit=30),
+                ]
+                theirs = client.query_points(
+                    "c",
+                    prefetch=prefetch,
+                    query=qm.FusionQuery(fusion=qm.Fusion.RRF),
+                    query_filter=flt,
+                    limit=30,
+                    with_payload=selector,
+                ).points
+                ours = qdrant_local.fused_rrf(client, "c", prefetch, flt, 30, selector)
+                assert ours == theirs
+                compared += len(ours)
+                scores = [p.score for p in ours]
+                ties += len(scores) - len(set(scores))
+        change(client, rng)
+    assert compared > 3000 and ties > 100
+    not_local = QdrantClient.__new__(QdrantClient)  # a server's client: ask it
+    assert qdrant_local.fused_rrf(not_local, "c", [], None, 1, True) is None
+
+
+def test_local_candidates_build_no_record_per_hit(
+    installed: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Local mode's fusion ended with `retrieve`: a validated pydantic record per hit (payload
+    included) only to move the payload over. The candidates no longer go through it."""
+    client = QdrantClient(location=":memory:")
+    duplicated(client, random.Random(13))
+    index = QdrantIndex(client, "c", DIMENSIONS, local=True)
+    index._ready = True
+    retrieved: list[object] = []
+    original = local_collection.LocalCollection.retrieve
+
+    def retrieve(self: object, ids: object, *args: object, **kwargs: object) -> object:
+        retrieved.append(ids)
+        return original(self, ids, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(local_collection.LocalCollection, "retrieve", retrieve)
+    found = index.candidates([0.5] * DIMENSIONS, sparse(random.Random(1), 4), 20, None, ["tags"])
+    assert len(found) == 20 and all(set(c.payload) == {"tags"} for c in found)
+    assert not retrieved
