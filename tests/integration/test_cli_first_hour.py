@@ -7,16 +7,12 @@ import os
 import re
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
-from shared.settings import get_settings
 from tests.conftest import ROOT
-from worker.app import app as celery_app
-from worker.app import configure
 from worker.cli.main import app
 
 runner = CliRunner()
@@ -24,22 +20,6 @@ UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}
 KNIE = (ROOT / "examples" / "knieoperatie.md").read_bytes()
 
 
-@pytest.fixture
-def embedded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, str]]:
-    """The embedded default in tmp_path, for this process and for `ingest` subprocesses."""
-    for name in ("REDIS_URL", "OPENAI_API_KEY", "QDRANT_URL", "QDRANT_COLLECTION"):
-        monkeypatch.delenv(name, raising=False)
-    env = {
-        "DATABASE_URL": f"sqlite:///{tmp_path}/ingest.db",
-        "QDRANT_PATH": str(tmp_path / "qdrant"),
-        "EMBEDDING_PROVIDER": "hashing",
-    }
-    for key, value in env.items():
-        monkeypatch.setenv(key, value)
-    get_settings.cache_clear()
-    yield env
-    get_settings.cache_clear()
-    configure(celery_app, get_settings())
 
 
 def ingest(*args: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -65,7 +45,7 @@ def pages(tmp_path: Path) -> Path:
 
 
 def test_the_same_file_is_the_same_document_from_any_working_directory(
-    embedded: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    embedded_env: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     folder = pages(tmp_path)
     monkeypatch.chdir(folder)
@@ -81,7 +61,7 @@ def test_the_same_file_is_the_same_document_from_any_working_directory(
 
 
 def test_an_id_prefix_names_documents_by_their_path_in_the_folder(
-    embedded: dict[str, str], tmp_path: Path
+    embedded_env: dict[str, str], tmp_path: Path
 ) -> None:
     folder = pages(tmp_path)
     (folder / "orthopedie").mkdir()
@@ -97,12 +77,12 @@ def test_an_id_prefix_names_documents_by_their_path_in_the_folder(
 
 
 def test_empty_and_unsupported_files_are_named_and_counted(
-    embedded: dict[str, str], tmp_path: Path
+    embedded_env: dict[str, str], tmp_path: Path
 ) -> None:
     folder = pages(tmp_path)
     (folder / "leeg.md").write_bytes(b"")
     (folder / "foto.png").write_bytes(b"\x89PNG\r\n")
-    result = ingest("run", str(folder), cwd=tmp_path, env=embedded)
+    result = ingest("run", str(folder), cwd=tmp_path, env=embedded_env)
     assert result.returncode == 1  # the empty file is refused
     assert re.search(r"│ indexed\s+│ 1\s+│", result.stdout), result.stdout
     assert re.search(r"│ empty\s+│ 1\s+│", result.stdout)
@@ -123,27 +103,27 @@ def test_empty_and_unsupported_files_are_named_and_counted(
     ],
 )
 def test_bad_paths_get_one_line_not_a_usage_screen(
-    embedded: dict[str, str], tmp_path: Path, args: list[str], message: str
+    embedded_env: dict[str, str], tmp_path: Path, args: list[str], message: str
 ) -> None:
     if args[0] == "status":
         assert runner.invoke(app, ["run", str(pages(tmp_path))]).exit_code == 0
-    result = ingest(*args, cwd=tmp_path, env=embedded)
+    result = ingest(*args, cwd=tmp_path, env=embedded_env)
     assert result.returncode != 0
     assert result.stderr.startswith(message), result.stderr
     assert "Usage" not in result.stderr and "╭" not in result.stderr
 
 
-def test_an_empty_file_is_refused_by_convert(embedded: dict[str, str], tmp_path: Path) -> None:
+def test_an_empty_file_is_refused_by_convert(embedded_env: dict[str, str], tmp_path: Path) -> None:
     (tmp_path / "leeg.md").write_bytes(b"")
-    result = ingest("convert", "leeg.md", cwd=tmp_path, env=embedded)
+    result = ingest("convert", "leeg.md", cwd=tmp_path, env=embedded_env)
     assert result.returncode == 2
     assert result.stderr == "error: leeg.md is empty: nothing to convert\n"
 
 
 def test_no_traceback_when_the_database_cannot_be_reached(
-    embedded: dict[str, str], tmp_path: Path
+    embedded_env: dict[str, str], tmp_path: Path
 ) -> None:
-    unreachable = {**embedded, "DATABASE_URL": "postgresql+psycopg://127.0.0.1:9/nothing"}
+    unreachable = {**embedded_env, "DATABASE_URL": "postgresql+psycopg://127.0.0.1:9/nothing"}
     result = ingest("status", cwd=tmp_path, env=unreachable)
     assert result.returncode == 1
     assert "Traceback" not in result.stderr
@@ -155,11 +135,11 @@ def test_no_traceback_when_the_database_cannot_be_reached(
 
 
 def test_logs_go_to_the_log_file_not_into_the_progress_bar(
-    embedded: dict[str, str], tmp_path: Path
+    embedded_env: dict[str, str], tmp_path: Path
 ) -> None:
     folder = pages(tmp_path)
     (folder / "bezoek.md").write_bytes((ROOT / "examples" / "visiting-hours.md").read_bytes())
-    result = ingest("run", str(folder), "--log-file", "run.log", cwd=tmp_path, env=embedded)
+    result = ingest("run", str(folder), "--log-file", "run.log", cwd=tmp_path, env=embedded_env)
     assert result.returncode == 0, result.stderr
     output = result.stdout + result.stderr
     assert "stage done" not in output and "ingest finished" not in output
@@ -170,23 +150,23 @@ def test_logs_go_to_the_log_file_not_into_the_progress_bar(
 
 
 def test_status_shows_whole_ids_and_takes_a_unique_prefix(
-    embedded: dict[str, str], tmp_path: Path
+    embedded_env: dict[str, str], tmp_path: Path
 ) -> None:
     assert runner.invoke(app, ["run", str(ROOT / "examples")]).exit_code == 0
-    listed = ingest("status", cwd=tmp_path, env=embedded)
+    listed = ingest("status", cwd=tmp_path, env=embedded_env)
     ids = UUID.findall(listed.stdout)
     assert len(set(ids)) == 4, listed.stdout
-    shown = ingest("status", ids[0][:8], cwd=tmp_path, env=embedded)
+    shown = ingest("status", ids[0][:8], cwd=tmp_path, env=embedded_env)
     assert shown.returncode == 0, shown.stderr
     assert ids[0] in shown.stdout and "history" in shown.stdout
 
 
-def test_plurals(embedded: dict[str, str], tmp_path: Path) -> None:
+def test_plurals(embedded_env: dict[str, str], tmp_path: Path) -> None:
     (tmp_path / "kort.md").write_text("# Kort\n\nEen zin.\n")
     result = runner.invoke(app, ["chunk", str(tmp_path / "kort.md")])
     assert "(1 chunk)" in result.stdout
     (tmp_path / "leeg.md").write_bytes(b"")
-    run = ingest("run", "kort.md", "leeg.md", cwd=tmp_path, env=embedded)
+    run = ingest("run", "kort.md", "leeg.md", cwd=tmp_path, env=embedded_env)
     assert "not ingested (1 file)" in run.stdout, run.stdout
 
 
@@ -211,12 +191,12 @@ def imported(*args: str, cwd: Path, env: dict[str, str]) -> set[str]:
 
 
 def test_help_and_status_import_only_what_they_use(
-    embedded: dict[str, str], tmp_path: Path
+    embedded_env: dict[str, str], tmp_path: Path
 ) -> None:
-    helped = imported("--help", cwd=tmp_path, env=embedded)
+    helped = imported("--help", cwd=tmp_path, env=embedded_env)
     assert not helped & {*HEAVY, "sqlalchemy", "shared"}, helped & {*HEAVY, "sqlalchemy"}
     assert runner.invoke(app, ["run", str(pages(tmp_path))]).exit_code == 0
-    status = imported("status", cwd=tmp_path, env=embedded)
+    status = imported("status", cwd=tmp_path, env=embedded_env)
     # It reads the database through the plain driver (shared/repository/overview.py).
     assert "sqlite3" in status
     assert not status & {*HEAVY, "sqlalchemy"}, status & {*HEAVY, "sqlalchemy"}

@@ -12,7 +12,6 @@ import sqlite3
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,12 +21,9 @@ from typer.testing import CliRunner
 from shared.db import transaction
 from shared.models import Event
 from shared.pipeline.local_run import GROUP
-from shared.settings import get_settings
 from tests.conftest import CORPUS, ROOT
 from tests.fakes.openai_server import FakeOpenAI
 from tests.workers import wait_for
-from worker.app import app as celery_app
-from worker.app import configure
 from worker.cli.main import app
 
 runner = CliRunner()
@@ -41,21 +37,6 @@ INDEXED = [
 ]
 
 
-@pytest.fixture
-def embedded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, str]]:
-    for name in ("REDIS_URL", "OPENAI_API_KEY", "QDRANT_URL", "QDRANT_COLLECTION"):
-        monkeypatch.delenv(name, raising=False)
-    env = {
-        "DATABASE_URL": f"sqlite:///{tmp_path}/ingest.db",
-        "QDRANT_PATH": str(tmp_path / "qdrant"),
-        "EMBEDDING_PROVIDER": "hashing",
-    }
-    for key, value in env.items():
-        monkeypatch.setenv(key, value)
-    get_settings.cache_clear()
-    yield env
-    get_settings.cache_clear()
-    configure(celery_app, get_settings())
 
 
 def events_by_file() -> dict[str, list[tuple[str | None, str]]]:
@@ -74,7 +55,7 @@ def events_by_file() -> dict[str, list[tuple[str | None, str]]]:
 
 
 def test_each_page_of_a_group_has_its_own_moves_and_a_broken_one_fails_alone(
-    embedded: dict[str, str], tmp_path: Path
+    embedded_env: dict[str, str], tmp_path: Path
 ) -> None:
     folder = tmp_path / "site"
     folder.mkdir()
@@ -109,14 +90,14 @@ def _statuses(database: Path) -> dict[str, int]:
 
 
 def test_a_killed_run_is_finished_by_the_next_and_a_third_costs_nothing(
-    embedded: dict[str, str], tmp_path: Path
+    embedded_env: dict[str, str], tmp_path: Path
 ) -> None:
     files = sorted(CORPUS.rglob("*.md"))
     database = tmp_path / "ingest.db"
     with FakeOpenAI(latency=0.3) as fake:  # slow enough to be killed halfway
         env = {
             **os.environ,
-            **embedded,
+            **embedded_env,
             "EMBEDDING_PROVIDER": "openai",
             "OPENAI_API_KEY": "sk-test",
             "OPENAI_BASE_URL": fake.base_url,
@@ -191,7 +172,7 @@ def _free_for_another_thread(lock: object) -> bool:
 
 
 def test_a_transaction_holds_the_writers_lock_from_its_first_write_until_it_ends(
-    embedded: dict[str, str],
+    embedded_env: dict[str, str],
 ) -> None:
     """Threads of one process take SQLite's write lock in turn on a lock of ours, not by
     SQLite's sleep-polling busy handler: taken at the first write, given back at the end."""
@@ -233,7 +214,7 @@ def test_a_transaction_holds_the_writers_lock_from_its_first_write_until_it_ends
 
 
 def test_a_run_does_not_wait_for_the_leases_a_killed_run_left(
-    embedded: dict[str, str], tmp_path: Path
+    embedded_env: dict[str, str], tmp_path: Path
 ) -> None:
     """A killed run leaves versions leased to `ingest run`'s owner. The next run supersedes
     them with the same bytes; its finalize must not wait for those leases (LEASE_SECONDS) and
