@@ -36,7 +36,6 @@ OWNER = "cli"
 #: instead of two transactions and ten statements per page. Small enough that the embedding
 #: thread gets work early and often.
 GROUP = 8
-HEARTBEAT_SECONDS = stages.HEARTBEAT_SECONDS
 
 
 def _lease(settings: Settings) -> timedelta:
@@ -172,7 +171,7 @@ def _convert_and_chunk_group(group: list[uuid.UUID], ready: _Ready) -> set[uuid.
     beat = {"at": time.monotonic()}
 
     def keep_leases() -> None:  # OCR takes seconds a page: keep the group's leases meanwhile
-        if time.monotonic() - beat["at"] >= min(HEARTBEAT_SECONDS, settings.lease_seconds / 3):
+        if time.monotonic() - beat["at"] >= stages.heartbeat_interval(settings):
             with transaction() as session:
                 repo.heartbeat_batch(session, OWNER, taken, _lease(settings))
             beat["at"] = time.monotonic()
@@ -194,7 +193,7 @@ def _convert_and_chunk_group(group: list[uuid.UUID], ready: _Ready) -> set[uuid.
             for version in versions:
                 if version.id in moved:
                     repo.describe_document(session, version.document_id, described[version.id])
-            local_batches.replace_chunks_of(session, {v: chunks[v] for v in moved})
+            repo.replace_chunks_of(session, {v: chunks[v] for v in moved})
             done = repo.finish_batch(session, Status.CHUNKING, OWNER, moved)
             repo.release_batch(session, OWNER, [v for v in outputs if v not in done])
     except Exception:
@@ -217,15 +216,9 @@ def _converted(
         ocr=Ocr.RUN,
         progress=keep_leases,
     )
-    conversion: dict[str, Any] = {"metadata": converted.metadata, "warnings": converted.warnings}
-    if converted.ocr:
-        conversion["ocr"] = converted.ocr
     ctx = stages.StageContext(version.id, OWNER, settings, version.document_id, None, version)
-    rows, described = stages._chunked(ctx, version.document_id, converted, converted.metadata)
-    output = {
-        "markdown": converted.markdown,
-        "page_starts": [list(pair) for pair in converted.page_starts],
-        "conversion": conversion,
-        "chunk_count": len(rows),
-    }
+    rows, described = stages.chunk_conversion(
+        ctx, version.document_id, converted, converted.metadata
+    )
+    output = stages.conversion_output(converted) | {"chunk_count": len(rows)}
     return output, rows, described

@@ -136,6 +136,11 @@ def _work_and_record(
 HEARTBEAT_SECONDS = 30.0
 
 
+def heartbeat_interval(settings: Settings) -> float:
+    """How often long work (OCR) renews its lease: well before a short lease runs out."""
+    return min(HEARTBEAT_SECONDS, settings.lease_seconds / 3)
+
+
 def convert_version(
     version_id: uuid.UUID, owner: str, ocr: Ocr = Ocr.RUN, *, then_chunk: bool = False
 ) -> Outcome:
@@ -177,25 +182,21 @@ def convert_version(
         beat = {"at": time.monotonic()}
 
         def progress() -> None:  # OCR takes seconds a page: keep the lease while it reads
-            every = min(HEARTBEAT_SECONDS, ctx.settings.lease_seconds / 3)
-            if time.monotonic() - beat["at"] >= every:
+            if time.monotonic() - beat["at"] >= heartbeat_interval(ctx.settings):
                 ctx.heartbeat()
                 beat["at"] = time.monotonic()
 
         converted = convert(
             data, media_type, filename, language=language, ocr=ocr, progress=progress
         )
-        conversion = {"metadata": converted.metadata, "warnings": converted.warnings}
-        if converted.ocr:
-            conversion["ocr"] = converted.ocr
         document_id = version.document_id
-        chunked = _chunked(ctx, document_id, converted, converted.metadata) if then_chunk else None
+        chunked = (
+            chunk_conversion(ctx, document_id, converted, converted.metadata)
+            if then_chunk
+            else None
+        )
         # The conversion is written with the move (one UPDATE, under the same lease check).
-        output = {
-            "markdown": converted.markdown,
-            "page_starts": [list(pair) for pair in converted.page_starts],
-            "conversion": conversion,
-        }
+        output = conversion_output(converted)
         with transaction() as session:
             if not repo.finish_stage(
                 session,
@@ -209,6 +210,18 @@ def convert_version(
             return chunked is None or _save_chunks(session, ctx, document_id, *chunked)
 
     return run_stage(Status.CONVERTING, version_id, owner, work, load=("content", "document"))
+
+
+def conversion_output(converted: Converted) -> dict[str, Any]:
+    """The version's columns a conversion fills (written with the move out of `converting`)."""
+    conversion = {"metadata": converted.metadata, "warnings": converted.warnings}
+    if converted.ocr:
+        conversion["ocr"] = converted.ocr
+    return {
+        "markdown": converted.markdown,
+        "page_starts": [list(pair) for pair in converted.page_starts],
+        "conversion": conversion,
+    }
 
 
 # --- chunk -----------------------------------------------------------------------------
@@ -225,14 +238,14 @@ def chunk_version(version_id: uuid.UUID, owner: str) -> Outcome:
         ocr = (version.conversion or {}).get("ocr")
         converted = Converted(markdown=markdown, page_starts=page_starts, ocr=ocr)  # type: ignore[arg-type]
         metadata = (version.conversion or {}).get("metadata") or {}
-        chunked = _chunked(ctx, version.document_id, converted, metadata)
+        chunked = chunk_conversion(ctx, version.document_id, converted, metadata)
         with transaction() as session:
             return _save_chunks(session, ctx, version.document_id, *chunked)
 
     return run_stage(Status.CHUNKING, version_id, owner, work, load=("markdown",))
 
 
-def _chunked(
+def chunk_conversion(
     ctx: StageContext, document_id: uuid.UUID, converted: Converted, metadata: dict[str, Any]
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """The chunk rows of a conversion, and what it says about the document."""

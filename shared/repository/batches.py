@@ -6,7 +6,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 import sqlalchemy as sa
 from sqlalchemy.orm import Session, undefer
@@ -170,6 +170,20 @@ def finish_batch(
         .values(**values)
         .returning(DocumentVersion.id, DocumentVersion.document_id)
     ).all()
+    add_move_events(session, moved, stage, target, owner, now)
+    return [version_id for version_id, _ in moved]
+
+
+def add_move_events(
+    session: Session,
+    moved: Sequence[tuple[uuid.UUID, uuid.UUID]],
+    source: Status,
+    target: Status,
+    owner: str,
+    at: datetime,
+) -> None:
+    """One event per (version id, document id) that moved from `source` to `target`, in one
+    INSERT."""
     if moved:
         session.execute(
             sa.insert(Event),
@@ -177,15 +191,14 @@ def finish_batch(
                 {
                     "document_id": document_id,
                     "version_id": version_id,
-                    "from_status": str(stage),
+                    "from_status": str(source),
                     "to_status": str(target),
                     "actor": owner,
-                    "at": now,
+                    "at": at,
                 }
                 for version_id, document_id in moved
             ],
         )
-    return [version_id for version_id, _ in moved]
 
 
 def release_batch(session: Session, owner: str, version_ids: Sequence[uuid.UUID]) -> None:

@@ -13,33 +13,9 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.orm import Session, joinedload, undefer
 
-from shared.models import Chunk, DocumentVersion, Event, utcnow
+from shared.models import DocumentVersion, utcnow
+from shared.repository.batches import add_move_events
 from shared.states import Status
-
-
-def _events(
-    session: Session,
-    moved: Sequence[tuple[uuid.UUID, uuid.UUID]],
-    source: Status,
-    target: Status,
-    owner: str,
-    at: Any,
-) -> None:
-    if moved:
-        session.execute(
-            sa.insert(Event),
-            [
-                {
-                    "document_id": document_id,
-                    "version_id": version_id,
-                    "from_status": str(source),
-                    "to_status": str(target),
-                    "actor": owner,
-                    "at": at,
-                }
-                for version_id, document_id in moved
-            ],
-        )
 
 
 def start_converting(
@@ -71,7 +47,7 @@ def start_converting(
         .returning(DocumentVersion.id, DocumentVersion.document_id)
         .execution_options(synchronize_session=False)
     ).all()
-    _events(session, moved, Status.RECEIVED, Status.CONVERTING, owner, now)
+    add_move_events(session, moved, Status.RECEIVED, Status.CONVERTING, owner, now)
     if not moved:
         return []
     return list(
@@ -106,15 +82,5 @@ def finish_converting(
         ).scalar_one_or_none()
         if document_id is not None:
             moved.append((version_id, document_id))
-    _events(session, moved, Status.CONVERTING, Status.CHUNKING, owner, now)
+    add_move_events(session, moved, Status.CONVERTING, Status.CHUNKING, owner, now)
     return [version_id for version_id, _ in moved]
-
-
-def replace_chunks_of(session: Session, rows: dict[uuid.UUID, Sequence[dict[str, Any]]]) -> None:
-    """The versions' chunks, replacing any left by an earlier run (one DELETE, one INSERT)."""
-    if not rows:
-        return
-    session.execute(sa.delete(Chunk).where(Chunk.version_id.in_(list(rows))))
-    new = [dict(row, version_id=version_id) for version_id, some in rows.items() for row in some]
-    if new:
-        session.execute(sa.insert(Chunk), new)

@@ -69,15 +69,23 @@ def replace_chunks(
 ) -> None:
     """The version's chunks, replacing any left by an earlier run of the stage; `count=False`
     when the caller writes `chunk_count` with the stage's move (a statement less)."""
-    session.execute(sa.delete(Chunk).where(Chunk.version_id == version_id))
-    if rows:
-        session.execute(sa.insert(Chunk), [dict(row, version_id=version_id) for row in rows])
+    replace_chunks_of(session, {version_id: rows})
     if count:
         session.execute(
             sa.update(DocumentVersion)
             .where(DocumentVersion.id == version_id)
             .values(chunk_count=len(rows))
         )
+
+
+def replace_chunks_of(session: Session, rows: dict[uuid.UUID, Sequence[dict[str, Any]]]) -> None:
+    """The versions' chunks, replacing any left by an earlier run (one DELETE, one INSERT)."""
+    if not rows:
+        return
+    session.execute(sa.delete(Chunk).where(Chunk.version_id.in_(list(rows))))
+    new = [dict(row, version_id=version_id) for version_id, some in rows.items() for row in some]
+    if new:
+        session.execute(sa.insert(Chunk), new)
 
 
 def describe_document(session: Session, document_id: uuid.UUID, found: dict[str, Any]) -> None:
