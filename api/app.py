@@ -27,10 +27,10 @@ FORM_OVERHEAD_BYTES = 1024 * 1024
 
 
 def enqueue_version(version_id: uuid.UUID) -> None:
-    """Send a version's chain (imported lazily: the worker package is heavy)."""
-    from worker.chain import enqueue_version as send
+    """Send a new version to the pipeline (imported lazily: the worker package is heavy)."""
+    from worker.chain import enqueue_new
 
-    send(version_id)
+    enqueue_new(version_id)
 
 
 def enqueue_delete(document_id: uuid.UUID) -> None:

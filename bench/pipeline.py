@@ -129,7 +129,7 @@ def run_once(
         os.environ.update(env)
         get_settings.cache_clear()
         from worker.app import app, configure
-        from worker.chain import enqueue_version
+        from worker.chain import enqueue_new
 
         configure(app, get_settings())
         upgrade(db_url)
@@ -156,7 +156,7 @@ def run_once(
                     media_type="text/markdown",
                     filename=name,
                 )
-                ids.append(ingest.submit(new, enqueue_version).version_id)
+                ids.append(ingest.submit(new, enqueue_new).version_id)
 
             def finished() -> bool:
                 nonlocal polls

@@ -10,6 +10,7 @@ from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
 
+import orjson
 import sqlalchemy as sa
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError, DisconnectionError
@@ -51,7 +52,9 @@ def engine_for(url: str) -> sa.Engine:
 
         _one_writer_at_a_time(engine)
         return engine
-    engine = sa.create_engine(url, pool_size=10, max_overflow=20)
+    # orjson reads the JSON columns (a chunk's headings, sections, kinds) several times faster
+    # than the standard library: the upsert stage reads them for every point it writes.
+    engine = sa.create_engine(url, pool_size=10, max_overflow=20, json_deserializer=orjson.loads)
     _ping_when_idle(engine)
     return engine
 

@@ -182,6 +182,13 @@ class Settings(BaseSettings):
         description="Wait between two tries of a task whose version another live task holds; "
         "it tries for one lease (LEASE_SECONDS), then leaves the version to that task.",
     )
+    stage_batch_versions: int = Field(
+        default=16,
+        ge=1,
+        le=256,
+        description="Pages one convert task takes from those waiting (its own first), and "
+        "chunks with one more task: fewer tasks and transactions per page.",
+    )
     reaper_interval_seconds: int = 60
     received_grace_seconds: int = 30
     stuck_after_seconds: int = 900

@@ -1,16 +1,15 @@
-"""The pipeline chain, built in one place. Messages carry ids only."""
+"""Where a version enters the pipeline's tasks, in one place. Messages carry ids only."""
 
 from __future__ import annotations
 
 import uuid
 
 import redis
-from celery import chain
 from celery.result import AsyncResult
 
 from shared.settings import get_settings
 from shared.states import Status
-from worker import tasks
+from worker import tasks, wakeup
 from worker.app import ROUTES
 
 STAGE_TASKS = {
@@ -20,23 +19,20 @@ STAGE_TASKS = {
     Status.EMBEDDING: tasks.embed,
     Status.UPSERTING: tasks.upsert,
 }
-# The chain a version is sent with; embed sends upsert, and upsert finalize, for the whole
-# batch it finished (so those carry lists of ids).
-ORDER = [tasks.convert, tasks.chunk, tasks.embed]
-
-
-def pipeline(version_id: uuid.UUID, start: Status = Status.RECEIVED) -> chain:
-    """convert -> chunk -> embed (which goes on to upsert -> finalize), or its tail from
-    `start`."""
-    task = STAGE_TASKS[start]
-    if task not in ORDER:
-        return chain(task.si([str(version_id)]))
-    return chain(*(t.si(str(version_id)) for t in ORDER[ORDER.index(task) :]))
 
 
 def enqueue_version(version_id: uuid.UUID, start: Status = Status.RECEIVED) -> None:
-    """Send the chain of a committed version (call only after the commit)."""
-    pipeline(version_id, start).apply_async()
+    """Send a committed version (call only after the commit) to the task of the stage it is
+    in; each stage sends the next (convert -> chunk -> embed -> upsert -> finalize), for the
+    batch it finished."""
+    STAGE_TASKS[start].apply_async(([str(version_id)],))
+
+
+def enqueue_new(version_id: uuid.UUID) -> None:
+    """Send a newly registered version (after the commit), unless a convert message is queued
+    and not yet started: that task takes it with the others waiting (`worker.wakeup`)."""
+    if get_settings().eager or wakeup.message_needed():
+        enqueue_version(version_id)
 
 
 def backlog(stage: Status) -> int:

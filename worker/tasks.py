@@ -12,8 +12,10 @@ A task maps a stage's outcome to Celery, with retry budgets of its own, taken fr
   ends `failed` (retryable) with a message an editor can read.
 The two budgets are counted apart: the BUSY waits travel in the message (`busy_waits`).
 
-Convert and chunk take one version; embed, upsert and finalize take a batch of version ids (a
-single id is a batch of one), and each sends the next stage for the versions it finished.
+Every stage but `ingest.ocr` takes a batch of version ids (a single id is a batch of one) and
+sends the next stage for the versions it finished, with its leases (`handover`): convert takes
+the pages waiting with its own, chunk and embed go on with that batch (embed fills its requests
+with other versions waiting too), upsert and finalize with embed's.
 """
 
 from __future__ import annotations
@@ -28,11 +30,12 @@ from celery import Task
 
 from shared.errors import TransientError
 from shared.log import get_logger
-from shared.pipeline import batches, stages
+from shared.pipeline import batches, prepare, stages
 from shared.pipeline.convert import Ocr
 from shared.pipeline.failures import fail_version
 from shared.pipeline.reaper import reap as reap_versions
 from shared.settings import Settings, get_settings
+from worker import wakeup
 from worker.app import app
 
 log = get_logger("worker.tasks")
@@ -68,13 +71,17 @@ def _retry_busy(task: Task, busy_waits: int, what: str) -> str:
 
 
 def _retry_or_fail(task: Task, exc: Exception, version_ids: list[str], busy_waits: int) -> None:
-    """Retry the task with backoff (raises Celery's Retry) while attempts are left; after the
-    last one, end each version `failed` (retryable) with a message an editor can act on."""
+    """Retry the task for `version_ids` with backoff (raises Celery's Retry) while attempts
+    are left; after the last one, end each version `failed` (retryable) with a message an
+    editor can act on."""
     settings = get_settings()
     attempt = task.request.retries - busy_waits + 1  # this run, counted from 1
     if attempt < settings.max_attempts:
         backoff = min(2 ** (attempt - 1) * 2, settings.retry_backoff_max_seconds)
-        raise task.retry(countdown=backoff * random.uniform(0.75, 1.25), exc=exc) from exc
+        args = (version_ids if isinstance(task.request.args[0], list) else version_ids[0],)
+        raise task.retry(
+            args=args, countdown=backoff * random.uniform(0.75, 1.25), exc=exc
+        ) from exc
     transient = isinstance(exc, TransientError)
     if not transient:
         log.error("unexpected error in a stage", exc_info=exc)
@@ -113,30 +120,61 @@ def _run(
 
 
 @app.task(name="ingest.convert", **TASK_OPTIONS)
-def convert(self: Task, version_id: str, busy_waits: int = 0) -> str:
-    """Convert; a PDF with scanned pages goes on to `ingest.ocr` (the `ocr` queue), the rest
-    of the chain with it. In-process (the embedded default) OCR runs right here."""
-    mode = Ocr.RUN if get_settings().eager else Ocr.DEFER
-    outcome = _run(
-        self, lambda v, owner: stages.convert_version(v, owner, mode), version_id, busy_waits
+def convert(
+    self: Task, version_ids: str | list[str], busy_waits: int = 0, handover: str | None = None
+) -> str:
+    """Converts its versions and the others waiting in `received` (`STAGE_BATCH_VERSIONS`),
+    then sends the batch to `ingest.chunk`. PDFs with scanned pages go to `ingest.ocr` (the
+    `ocr` queue) one by one; in-process (the embedded default) OCR runs right here."""
+    settings = get_settings()
+    if settings.eager:
+        mode = Ocr.RUN
+    else:
+        mode = Ocr.DEFER
+        wakeup.convert_started()
+
+    def claimed(full: bool) -> None:
+        """A full batch: more may be waiting, for another convert task (sent once)."""
+        if full and not settings.eager and wakeup.message_needed():
+            convert.apply_async(([],))
+
+    return _run_batch(
+        self,
+        lambda ids, owner, **kw: prepare.convert_versions(
+            ids, owner, ocr=mode, claimed=claimed, **kw
+        ),
+        version_ids,
+        busy_waits,
+        then=chunk,
     )
-    if outcome is stages.Outcome.NEEDS_OCR:
-        limit = get_settings().ocr_timeout_seconds
-        return self.replace(ocr.si(version_id).set(soft_time_limit=limit, time_limit=limit + 60))
-    return outcome
+
+
+def _send_to_ocr(version_ids: list[uuid.UUID]) -> None:
+    limit = get_settings().ocr_timeout_seconds
+    for version_id in version_ids:
+        ocr.apply_async((str(version_id),), soft_time_limit=limit, time_limit=limit + 60)
 
 
 @app.task(name="ingest.ocr", **TASK_OPTIONS)
 def ocr(self: Task, version_id: str, busy_waits: int = 0) -> str:
-    """The convert stage with OCR, for PDFs with scanned pages (queue `ocr`)."""
-    return _run(
+    """The convert stage with OCR, for PDFs with scanned pages (queue `ocr`); then chunk."""
+    outcome = _run(
         self, lambda v, owner: stages.convert_version(v, owner, Ocr.RUN), version_id, busy_waits
     )
+    if outcome in (stages.Outcome.DONE, stages.Outcome.SKIPPED):
+        chunk.apply_async(([version_id],))
+    return outcome
 
 
 @app.task(name="ingest.chunk", **TASK_OPTIONS)
-def chunk(self: Task, version_id: str, busy_waits: int = 0) -> str:
-    return _run(self, stages.chunk_version, version_id, busy_waits)
+def chunk(
+    self: Task, version_ids: str | list[str], busy_waits: int = 0, handover: str | None = None
+) -> str:
+    """Chunks a batch (one transaction stores every version's chunks), then sends it to embed.
+    `handover`: the convert task that kept the versions' leases for this one."""
+    return _run_batch(
+        self, prepare.chunk_versions, version_ids, busy_waits, then=embed, handover=handover
+    )
 
 
 def _run_batch(
@@ -163,6 +201,8 @@ def _run_batch(
         return stages.Outcome.STOPPED
     if then is not None and outcome.go_on:
         then.apply_async(([str(v) for v in outcome.go_on],), {"handover": outcome.handover})
+    if outcome.ocr:
+        _send_to_ocr(outcome.ocr)
     busy = [str(v) for v in outcome.busy]
     if busy and not _gave_up_waiting(busy_waits, f"versions {', '.join(busy)}"):
         task.apply_async(
@@ -170,13 +210,20 @@ def _run_batch(
             {"busy_waits": busy_waits + 1},
             countdown=settings.busy_retry_seconds,
         )
+    if outcome.retry and outcome.error is not None:  # each met an error of its own
+        _retry_or_fail(task, outcome.error, [str(v) for v in outcome.retry], busy_waits)
     return str(outcome)
 
 
 @app.task(name="ingest.embed", **TASK_OPTIONS)
-def embed(self: Task, version_ids: str | list[str], busy_waits: int = 0) -> str:
-    """Embeds its versions and the others waiting in `embedding`, in full requests."""
-    return _run_batch(self, batches.embed_versions, version_ids, busy_waits, then=upsert)
+def embed(
+    self: Task, version_ids: str | list[str], busy_waits: int = 0, handover: str | None = None
+) -> str:
+    """Embeds its versions and the others waiting in `embedding`, in full requests.
+    `handover`: the chunk task that kept the versions' leases for this one."""
+    return _run_batch(
+        self, batches.embed_versions, version_ids, busy_waits, then=upsert, handover=handover
+    )
 
 
 @app.task(name="ingest.upsert", **TASK_OPTIONS)

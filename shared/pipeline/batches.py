@@ -22,10 +22,11 @@ from shared import repository as repo
 from shared.db import transaction
 from shared.errors import PermanentError
 from shared.log import bind, get_logger
-from shared.models import Chunk, DocumentVersion
+from shared.models import Chunk
 from shared.pipeline import indexing
 from shared.pipeline.embed.coalesce import Answer, Limits, Pending, embed_pending
 from shared.pipeline.failures import fail_version
+from shared.repository import finalize_batches
 from shared.settings import Settings, get_settings
 from shared.states import Status
 from shared.tokens import count_tokens
@@ -41,6 +42,9 @@ class BatchOutcome:
     busy: list[uuid.UUID] = field(default_factory=list)
     stopped: list[uuid.UUID] = field(default_factory=list)
     handover: str | None = None  # the task whose lease the next stage takes over
+    ocr: list[uuid.UUID] = field(default_factory=list)  # scanned PDFs, for the `ocr` queue
+    retry: list[uuid.UUID] = field(default_factory=list)  # met `error`: tried again on their own
+    error: Exception | None = None
 
     def __str__(self) -> str:
         return f"done {len(self.go_on)}, busy {len(self.busy)}, stopped {len(self.stopped)}"
@@ -59,7 +63,7 @@ def limits_for(settings: Settings) -> Limits:
     )
 
 
-def _log_done(
+def log_done(
     stage: Status, documents: dict[uuid.UUID, uuid.UUID], ids: Sequence[uuid.UUID]
 ) -> None:
     for version_id in ids:
@@ -92,6 +96,7 @@ def embed_versions(
             _lease(settings),
             version_ids,
             take_waiting_chunks=waiting,
+            handover_from=handover_from,
         )
         outcome = BatchOutcome(go_on=sorted(claim.past), stopped=sorted(claim.held | claim.gone))
         if not claim.claimed:
@@ -125,7 +130,7 @@ def embed_versions(
             session, Status.EMBEDDING, owner, [v for v in held if v not in failed], keep_lease=True
         )
         repo.release_batch(session, owner, [v for v in held if v not in moved])
-    _log_done(Status.EMBEDDING, claim.claimed, moved)
+    log_done(Status.EMBEDDING, claim.claimed, moved)
     outcome.handover = owner
     outcome.go_on += moved
     outcome.stopped += [v for v in held if v not in moved]
@@ -208,7 +213,7 @@ def upsert_versions(
         if not claim.claimed:
             return outcome
         collection = indexing.collection_for(session, settings, embedder)
-        versions = repo.versions_by_id(session, list(claim.claimed))
+        versions = repo.versions_by_id(session, list(claim.claimed), with_documents=True)
         rows = repo.chunks_with_vectors_of(session, list(claim.claimed))
         by_version: dict[uuid.UUID, list[Chunk]] = defaultdict(list)
         for row in rows:
@@ -225,7 +230,7 @@ def upsert_versions(
         with transaction() as session:
             repo.release_batch(session, owner, held)
         raise
-    _log_done(Status.UPSERTING, claim.claimed, held)
+    log_done(Status.UPSERTING, claim.claimed, held)
     outcome.handover = owner  # finalize takes the leases over
     outcome.go_on += held
     return outcome
@@ -261,21 +266,20 @@ def finalize_versions(
         )
         outcome = BatchOutcome(stopped=sorted(claim.gone | claim.past))
         outcome.busy = sorted(claim.held)
-        waiting = [
-            v
-            for v, document_id in claim.claimed.items()
-            if repo.other_live_lease(session, document_id, v)
-        ]
-        repo.release_batch(session, owner, waiting)
-        outcome.busy += waiting
-        held = [v for v in claim.claimed if v not in waiting]
+        waiting = finalize_batches.waiting_on_other_versions(session, claim.claimed)
+        repo.release_batch(session, owner, list(waiting))
+        outcome.busy += sorted(waiting)
+        held = {v: d for v, d in claim.claimed.items() if v not in waiting}
         # Every point ever written has its chunk row until a finalize like this one: the rows
         # of the document's other versions name exactly the points that may be stale.
-        stale_of = {v: repo.other_versions_point_ids(session, v) for v in held}
-        made = _make_current(session, owner, [v for v in held if not stale_of[v]])
+        stale_of = finalize_batches.stale_points_of(session, held)
+        made = finalize_batches.make_current_many(
+            session, owner, [v for v in held if not stale_of[v]]
+        )
         later = [v for v in held if stale_of[v]]
         stale = set().union(*(stale_of[v] for v in later))
         collection = indexing.collection_for(session, settings, embedder) if later else ""
+        repo.release_batch(session, owner, [v for v in held if v not in later])
     if later:
         try:
             indexing.index_for(settings, embedder, collection).delete(stale)
@@ -284,9 +288,11 @@ def finalize_versions(
                 repo.release_batch(session, owner, later)
             raise
         with transaction() as session:
-            made += _make_current(session, owner, later)
+            repo.lock_documents_of(session, later)
+            made += finalize_batches.make_current_many(session, owner, later)
+            repo.release_batch(session, owner, later)
     done = {v.id for v in made}
-    _log_done(Status.INDEXED, claim.claimed, [v.id for v in made])
+    log_done(Status.INDEXED, claim.claimed, [v.id for v in made])
     for version in made:
         with bind(version_id=str(version.id), document_id=str(version.document_id)):
             log.info(
@@ -299,13 +305,3 @@ def finalize_versions(
     outcome.go_on += [v.id for v in made]
     outcome.stopped += [v for v in held if v not in done]
     return outcome
-
-
-def _make_current(
-    session: Session, owner: str, version_ids: Sequence[uuid.UUID]
-) -> list[DocumentVersion]:
-    """Make the versions current (documents in id order); give back the leases of the others."""
-    versions = sorted(repo.versions_by_id(session, version_ids), key=lambda v: v.document_id)
-    made = [v for v in versions if repo.make_current(session, v, owner)]
-    repo.release_batch(session, owner, [v.id for v in versions if v not in made])
-    return made

@@ -26,7 +26,7 @@ from shared.models import DocumentVersion
 from shared.pipeline import batches, stages
 from shared.pipeline.convert import Ocr, convert
 from shared.pipeline.failures import fail_version
-from shared.repository import local_batches
+from shared.repository import prepare_batches
 from shared.settings import Settings, get_settings
 from shared.states import Status
 
@@ -163,7 +163,7 @@ def _convert_and_chunk_group(group: list[uuid.UUID], ready: _Ready) -> set[uuid.
     (not `received`: an earlier run's; or if the group's last transaction failed)."""
     settings = get_settings()
     with transaction() as session:
-        versions = local_batches.start_converting(session, OWNER, _lease(settings), group)
+        versions = prepare_batches.start_converting(session, OWNER, _lease(settings), group)
     taken = [version.id for version in versions]
     outputs: dict[uuid.UUID, dict[str, Any]] = {}
     chunks: dict[uuid.UUID, list[dict[str, Any]]] = {}
@@ -189,7 +189,7 @@ def _convert_and_chunk_group(group: list[uuid.UUID], ready: _Ready) -> set[uuid.
             _fail([version.id], exc)
     try:
         with transaction() as session:
-            moved = local_batches.finish_converting(session, OWNER, outputs)
+            moved = prepare_batches.finish_converting(session, OWNER, outputs)
             for version in versions:
                 if version.id in moved:
                     repo.describe_document(session, version.document_id, described[version.id])

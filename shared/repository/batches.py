@@ -147,15 +147,19 @@ def finish_batch(
     version_ids: Sequence[uuid.UUID],
     *,
     keep_lease: bool = False,
+    each: dict[str, dict[uuid.UUID, object]] | None = None,
 ) -> list[uuid.UUID]:
     """Move the versions this owner holds from `stage` to the next state, each with its event,
     and give the leases back (or keep them for the next stage's task: `keep_lease`); the ids
-    that moved (a superseded one does not)."""
+    that moved (a superseded one does not). `each`: columns whose value differs by version
+    (column -> version id -> value), written by the same UPDATE."""
     target = next_stage(stage)
     if not version_ids or not can_move(stage, target):
         return []
     now = utcnow()
     values: dict[str, object] = {"status": target, "updated_at": now}
+    for column, by_version in (each or {}).items():
+        values[column] = sa.case(by_version, value=DocumentVersion.id)
     if not keep_lease:
         values.update(lease_owner=None, lease_expires_at=None)
     if target in STAGE_TIMESTAMP:

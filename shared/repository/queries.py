@@ -9,7 +9,7 @@ from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.orm import Session, undefer
+from sqlalchemy.orm import Session, joinedload, undefer
 
 from shared.models import Chunk, Document, DocumentVersion, Event
 from shared.states import Status
@@ -42,8 +42,14 @@ def status_counts(session: Session) -> dict[str, int]:
     return {str(name): count for name, count in rows}
 
 
-def versions_by_id(session: Session, ids: Sequence[uuid.UUID]) -> list[DocumentVersion]:
-    return list(session.scalars(sa.select(DocumentVersion).where(DocumentVersion.id.in_(ids))))
+def versions_by_id(
+    session: Session, ids: Sequence[uuid.UUID], *, with_documents: bool = False
+) -> list[DocumentVersion]:
+    """The versions; `with_documents`: their documents read by the same query."""
+    query = sa.select(DocumentVersion).where(DocumentVersion.id.in_(ids))
+    if with_documents:
+        query = query.options(joinedload(DocumentVersion.document))
+    return list(session.scalars(query))
 
 
 def find_document(session: Session, key: str) -> Document | None:

@@ -109,15 +109,14 @@ def test_flower_shows_the_chain_of_an_ingested_document(pipeline: PipelineEnv) -
             return found if done else None
 
         tasks = wait_for(all_succeeded, timeout=60, what="flower to show the chain succeeded")
-        # The first task's args are a tuple, the chained ones a list (JSON): both read the same.
-        # Upsert and finalize carry the batch their embed task finished (here a batch of one).
+        # Each stage carries the batch the one before it finished (here a batch of one).
         args = [list(literal_eval(tasks[name]["args"])) for name in CHAIN]
-        assert args == [[version_id]] * 3 + [[[version_id]]] * 2
+        assert args == [[[version_id]]] * 5
 
         info = client.get(f"/api/task/info/{tasks['ingest.embed']['uuid']}").raise_for_status()
         embed = info.json()
         assert embed["name"] == "ingest.embed" and embed["state"] == "SUCCESS"
-        assert list(literal_eval(embed["args"])) == [version_id] and embed["worker"] in online
+        assert list(literal_eval(embed["args"])) == [[version_id]] and embed["worker"] in online
         assert embed["routing_key"] == "io"
         assert tasks["ingest.convert"]["routing_key"] == "cpu"
 

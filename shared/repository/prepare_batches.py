@@ -1,7 +1,8 @@
-"""Convert and chunk over a batch of versions, for the embedded default (`ingest run`), where
-one process converts and chunks everything it registered: each version still enters and leaves
-each stage with its own conditional UPDATE and event, under its own lease; the batch shares
-the transactions and, where the values are the same for all, the statements."""
+"""Convert and chunk over a batch of versions: the embedded default (`ingest run`) converts and
+chunks a group of what it registered in one go, and the Celery `ingest.convert` task takes the
+pages waiting in `received` with its own (`shared.pipeline.prepare`). Each version still enters
+and leaves each stage with its own conditional UPDATE and event, under its own lease; the batch
+shares the transactions and, where the values are the same for all, the statements."""
 
 from __future__ import annotations
 
@@ -19,23 +20,48 @@ from shared.states import Status
 
 
 def start_converting(
-    session: Session, owner: str, lease: timedelta, version_ids: Sequence[uuid.UUID]
+    session: Session,
+    owner: str,
+    lease: timedelta,
+    version_ids: Sequence[uuid.UUID],
+    *,
+    take_waiting: int = 0,
 ) -> list[DocumentVersion]:
     """Move the versions still `received` and free to `converting` under `owner`'s lease, each
     with its event (the claim `claim_stage` makes, for many), and return them with their bytes
-    and documents. The others are left as they are: the caller takes them one by one."""
-    if not version_ids:
+    and documents. The others are left as they are: the caller takes them one by one.
+
+    `take_waiting`: also take up to that many other versions waiting in `received`, oldest
+    first. Rows another transaction is claiming are skipped (it takes them), so two tasks
+    claiming at once never wait on each other."""
+    if not version_ids and not take_waiting:
         return []
     now = utcnow()
     free = sa.or_(DocumentVersion.lease_owner.is_(None), DocumentVersion.lease_expires_at < now)
+    waiting = DocumentVersion.status == Status.RECEIVED
+    by_bytes = DocumentVersion.content_url.is_(None)  # a page sent by URL is fetched alone
+    wanted = set(
+        session.scalars(
+            sa.select(DocumentVersion.id)
+            .where(DocumentVersion.id.in_(list(version_ids)), waiting, by_bytes, free)
+            .with_for_update(skip_locked=True, key_share=True)
+        )
+    )
+    if take_waiting:
+        wanted.update(
+            session.scalars(
+                sa.select(DocumentVersion.id)
+                .where(waiting, by_bytes, free, DocumentVersion.id.not_in(wanted))
+                .order_by(DocumentVersion.updated_at)
+                .limit(take_waiting)
+                .with_for_update(skip_locked=True, key_share=True)
+            )
+        )
+    if not wanted:
+        return []
     moved = session.execute(
         sa.update(DocumentVersion)
-        .where(
-            DocumentVersion.id.in_(list(version_ids)),
-            DocumentVersion.status == Status.RECEIVED,
-            DocumentVersion.content_url.is_(None),  # a page sent by URL is fetched alone
-            free,
-        )
+        .where(DocumentVersion.id.in_(wanted), waiting, by_bytes, free)
         .values(
             status=Status.CONVERTING,
             updated_at=now,
@@ -84,3 +110,15 @@ def finish_converting(
             moved.append((version_id, document_id))
     add_move_events(session, moved, Status.CONVERTING, Status.CHUNKING, owner, now)
     return [version_id for version_id, _ in moved]
+
+
+def conversions_of(session: Session, version_ids: Sequence[uuid.UUID]) -> list[DocumentVersion]:
+    """The versions with their conversions (Markdown, page starts), for the chunk stage."""
+    return list(
+        session.scalars(
+            sa.select(DocumentVersion)
+            .options(undefer(DocumentVersion.markdown))
+            .where(DocumentVersion.id.in_(list(version_ids)))
+            .order_by(DocumentVersion.updated_at)
+        )
+    )

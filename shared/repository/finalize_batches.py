@@ -1,0 +1,146 @@
+"""The finalize stage's reads and writes over a batch of versions: the same checks and moves
+as `make_current` and its helpers in `shared.repository.stages`, a statement for the batch
+instead of one per version."""
+
+from __future__ import annotations
+
+import uuid
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.orm import Session
+
+from shared.models import Chunk, Document, DocumentVersion, utcnow
+from shared.repository.batches import add_move_events
+from shared.repository.versions import transition
+from shared.states import Status
+
+
+def waiting_on_other_versions(
+    session: Session, claimed: dict[uuid.UUID, uuid.UUID]
+) -> set[uuid.UUID]:
+    """The versions (of `claimed`: version id -> document id) whose document has another
+    version still held by a running task (`other_live_lease`, for many)."""
+    if not claimed:
+        return set()
+    live = session.execute(
+        sa.select(DocumentVersion.id, DocumentVersion.document_id).where(
+            DocumentVersion.document_id.in_(set(claimed.values())),
+            DocumentVersion.lease_owner.is_not(None),
+            DocumentVersion.lease_expires_at > utcnow(),
+        )
+    ).all()
+    held: dict[uuid.UUID, set[uuid.UUID]] = defaultdict(set)
+    for version_id, document_id in live:
+        held[document_id].add(version_id)
+    return {v for v, document_id in claimed.items() if held[document_id] - {v}}
+
+
+def stale_points_of(
+    session: Session, versions: dict[uuid.UUID, uuid.UUID]
+) -> dict[uuid.UUID, set[uuid.UUID]]:
+    """For each version (version id -> document id): the points of its document's other
+    versions that it does not use (`other_versions_point_ids`, for many)."""
+    rows = (
+        session.execute(
+            sa.select(Chunk.document_id, Chunk.version_id, Chunk.point_id).where(
+                Chunk.document_id.in_(set(versions.values()))
+            )
+        ).all()
+        if versions
+        else []
+    )
+    by_document: dict[uuid.UUID, list[tuple[uuid.UUID, uuid.UUID]]] = defaultdict(list)
+    for document_id, version_id, point_id in rows:
+        by_document[document_id].append((version_id, point_id))
+    stale = {}
+    for version_id, document_id in versions.items():
+        points = by_document[document_id]
+        own = {point for owner, point in points if owner == version_id}
+        stale[version_id] = {p for owner, p in points if owner != version_id and p not in own}
+    return stale
+
+
+def make_current_many(session: Session, owner: str, version_ids: Sequence[uuid.UUID]) -> list[Any]:
+    """`upserting -> indexed` for the versions this owner holds (at most one per document:
+    finalize waits while another version of a document is held), each document pointed at
+    its version, the versions made current before superseded, chunks no longer anybody's
+    deleted. The rows made current (id, document id, number and what they cost)."""
+    if not version_ids:
+        return []
+    now = utcnow()
+    made = session.execute(
+        sa.update(DocumentVersion)
+        .where(
+            DocumentVersion.id.in_(list(version_ids)),
+            DocumentVersion.status == Status.UPSERTING,
+            DocumentVersion.lease_owner == owner,
+        )
+        .values(
+            status=Status.INDEXED,
+            updated_at=now,
+            finished_at=now,
+            lease_owner=None,
+            lease_expires_at=None,
+        )
+        .returning(
+            DocumentVersion.id,
+            DocumentVersion.document_id,
+            DocumentVersion.number,
+            DocumentVersion.chunk_count,
+            DocumentVersion.chunks_embedded,
+            DocumentVersion.tokens_spent,
+        )
+    ).all()
+    if not made:
+        return []
+    add_move_events(
+        session,
+        [(row.id, row.document_id) for row in made],
+        Status.UPSERTING,
+        Status.INDEXED,
+        owner,
+        now,
+    )
+    by_document = {row.document_id: row for row in made}
+    previous = session.execute(
+        sa.select(Document.id, Document.current_version_id).where(Document.id.in_(by_document))
+    ).all()
+    for document_id, current in previous:
+        row = by_document[document_id]
+        if current and current != row.id:
+            transition(
+                session,
+                current,
+                Status.INDEXED,
+                Status.SUPERSEDED,
+                detail=f"version {row.number} indexed",
+            )
+    session.execute(
+        sa.update(Document)
+        .where(Document.id.in_(by_document))
+        .values(
+            current_version_id=sa.case(
+                {document_id: row.id for document_id, row in by_document.items()},
+                value=Document.id,
+            ),
+            updated_at=now,
+        )
+    )
+    made_ids = [row.id for row in made]
+    # Vectors live in Qdrant now; older versions' chunks are no longer anybody's.
+    untracked = {"synchronize_session": False}  # no Chunk objects in this session
+    session.execute(
+        sa.update(Chunk)
+        .where(Chunk.version_id.in_(made_ids))
+        .values(vector=None)
+        .execution_options(**untracked)
+    )
+    session.execute(
+        sa.delete(Chunk)
+        .where(Chunk.document_id.in_(by_document), Chunk.version_id.not_in(made_ids))
+        .execution_options(**untracked)
+    )
+    return made
