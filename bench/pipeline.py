@@ -4,7 +4,9 @@ Real Postgres (a database of its own) and Redis (a reserved database), Celery wo
 subprocesses (`cpu` queue: prefork with 1 or 2 processes; `io` queue: one process, threads,
 because local Qdrant locks its folder to one process), local Qdrant, and the OpenAI stand-in
 (`--latency-ms`, `--tpm`: it answers 429 beyond that budget). Every corpus file is submitted
-at once (`--copies N`: N renamed copies, every heading changed so no embedding input repeats);
+at once (`--copies N`: N renamed copies, every heading changed so no embedding input repeats),
+one upload per page as a CMS webhook sends them, or `--files-per-upload N` as uploads of N
+files;
 the clock stops when the last one has left the pipeline. Stage shares come from the versions'
 stage timestamps; Postgres transactions per page from `pg_stat_database` (the run's own
 database: uploads, workers, pre-pings; the benchmark's own polling subtracted). The chunker
@@ -15,6 +17,7 @@ alone, on the same files in this process, is the yardstick.
 (`bench/llamaindex_ingest.py`).
 
     uv run python bench/pipeline.py [celery] [--latency-ms 0] [--tpm N] [--copies 1]
+        [--files-per-upload 1]
     uv run python bench/pipeline.py embedded [--latency-ms 300] [--rounds 3]
 """
 
@@ -41,7 +44,7 @@ from shared import ingest  # noqa: E402
 from shared import repository as repo  # noqa: E402
 from shared.db import transaction  # noqa: E402
 from shared.migrate import upgrade  # noqa: E402
-from shared.models import DocumentVersion  # noqa: E402
+from shared.models import DocumentVersion, Event  # noqa: E402
 from shared.pipeline.chunk import chunk_markdown  # noqa: E402
 from shared.pipeline.convert import convert, detect_media_type  # noqa: E402
 from shared.settings import get_settings  # noqa: E402
@@ -109,6 +112,7 @@ def run_once(
     latency_ms: int = 0,
     tpm: int | None = None,
     copies: int = 1,
+    per_upload: int = 1,
 ) -> dict[str, object]:
     with (
         temporary_postgres_database() as db_url,
@@ -147,8 +151,8 @@ def run_once(
             before = transactions(db_url)
             started = time.perf_counter()
             ids = []
-            for name, data in pages:
-                new = repo.NewVersion(
+            news = [
+                repo.NewVersion(
                     source="bench",
                     external_id=name,
                     content=data,
@@ -156,7 +160,13 @@ def run_once(
                     media_type="text/markdown",
                     filename=name,
                 )
-                ids.append(ingest.submit(new, enqueue_new).version_id)
+                for name, data in pages
+            ]
+            for start in range(0, len(news), per_upload):
+                # As the API's upload of several files: one transaction registers them all.
+                done = ingest.submit_many(news[start : start + per_upload], enqueue_new)
+                ids += [registered.version_id for registered in done]
+            submitted = time.perf_counter() - started
 
             def finished() -> bool:
                 nonlocal polls
@@ -173,6 +183,13 @@ def run_once(
             elapsed = time.perf_counter() - started
         with transaction() as session:
             versions = repo.versions_by_id(session, ids)
+            tasks_per_stage = dict(
+                session.execute(
+                    sa.select(Event.from_status, sa.func.count(sa.distinct(Event.actor)))
+                    .where(Event.version_id.in_(ids), Event.from_status.is_not(None))
+                    .group_by(Event.from_status)
+                ).all()
+            )
         from shared.db import engine
 
         engine().dispose()
@@ -188,6 +205,7 @@ def run_once(
             "latency_ms": latency_ms,
             "tpm": tpm,
             "elapsed": elapsed,
+            "submitted": submitted,
             "documents": len(versions),
             "statuses": statuses,
             "tokens": sum(v.tokens_spent for v in versions),
@@ -195,6 +213,12 @@ def run_once(
             "requests": len(answered),
             "rate_limited": sum(1 for r in fake.requests if r.status == 429),
             "transactions": spent,
+            # pages per task of each stage (a task moves its pages out of the stage under its
+            # own name: the events' actor)
+            "batch": {
+                stage: len(versions) / max(tasks_per_stage.get(stage, 0), 1)
+                for stage in ("received", "chunking", "embedding", "upserting")
+            },
             "shares": shares,
             "latency": statistics.median(
                 (v.finished_at - v.received_at).total_seconds() for v in versions
@@ -206,8 +230,9 @@ def render(runs: list[dict[str, object]], alone: float, chunks: int, size_mb: fl
     lines = [
         "| cpu worker processes | stand-in latency ms | TPM budget | documents | documents/s | "
         "tokens/s | share of budget | 429s | requests | requests per page | requests per "
-        "1,000 chunks | transactions per page | wall s | median time in pipeline s |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "1,000 chunks | transactions per page | pages per task: convert, chunk, embed, "
+        "finalize | wall s (of which submitting) | median time in pipeline s |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|",
     ]
     for run in runs:
         documents, chunks_run = int(run["documents"]), int(run["chunks"])  # type: ignore[call-overload]
@@ -220,7 +245,9 @@ def render(runs: list[dict[str, object]], alone: float, chunks: int, size_mb: fl
             f"{run['rate_limited']} | {run['requests']} | "
             f"{int(run['requests']) / documents:.2f} | "  # type: ignore[call-overload]
             f"{1000 * int(run['requests']) / max(chunks_run, 1):.1f} | "  # type: ignore[call-overload]
-            f"{int(run['transactions']) / documents:.1f} | {elapsed:.1f} | "  # type: ignore[call-overload]
+            f"{int(run['transactions']) / documents:.1f} | "  # type: ignore[call-overload]
+            f"{', '.join(f'{b:.1f}' for b in run['batch'].values())} | "  # type: ignore[attr-defined]
+            f"{elapsed:.1f} ({run['submitted']:.1f}) | "
             f"{run['latency']:.2f} |"
         )
     lines += [
@@ -309,6 +336,12 @@ def main() -> None:
     parser.add_argument("--latency-ms", type=int, nargs="+", default=None)
     parser.add_argument("--tpm", type=int, default=None, help="the stand-in's token budget")
     parser.add_argument("--copies", type=int, default=1, help="corpus copies (celery)")
+    parser.add_argument(
+        "--files-per-upload",
+        type=int,
+        default=1,
+        help="pages registered per transaction, as one API upload of that many files (celery)",
+    )
     parser.add_argument("--cpu", type=int, nargs="+", default=[2], help="cpu worker processes")
     parser.add_argument("--rounds", type=int, default=3, help="alternating rounds (embedded)")
     parser.add_argument(
@@ -328,7 +361,15 @@ def main() -> None:
     size_mb = sum(p.stat().st_size for p in files) / 1e6
     alone, chunks = chunker_alone(files)
     runs = [
-        run_once(n, files, args.qdrant, latency_ms=ms, tpm=args.tpm, copies=args.copies)
+        run_once(
+            n,
+            files,
+            args.qdrant,
+            latency_ms=ms,
+            tpm=args.tpm,
+            copies=args.copies,
+            per_upload=args.files_per_upload,
+        )
         for ms in args.latency_ms or [0]
         for n in args.cpu
     ]

@@ -189,6 +189,13 @@ class Settings(BaseSettings):
         description="Pages one convert task takes from those waiting (its own first), and "
         "chunks with one more task: fewer tasks and transactions per page.",
     )
+    convert_gather_seconds: float = Field(
+        default=0.3,
+        ge=0,
+        le=10,
+        description="How long the convert message a new page sends waits before it starts, "
+        "so the pages arriving meanwhile (a CMS republishing) join its batch.",
+    )
     reaper_interval_seconds: int = 60
     received_grace_seconds: int = 30
     stuck_after_seconds: int = 900

@@ -30,9 +30,13 @@ def enqueue_version(version_id: uuid.UUID, start: Status = Status.RECEIVED) -> N
 
 def enqueue_new(version_id: uuid.UUID) -> None:
     """Send a newly registered version (after the commit), unless a convert message is queued
-    and not yet started: that task takes it with the others waiting (`worker.wakeup`)."""
-    if get_settings().eager or wakeup.message_needed():
+    and not yet started: that task takes it with the others waiting (`worker.wakeup`). The
+    message waits `CONVERT_GATHER_SECONDS`, so the pages that arrive meanwhile join it."""
+    settings = get_settings()
+    if settings.eager:
         enqueue_version(version_id)
+    elif wakeup.message_needed():
+        tasks.convert.apply_async(([str(version_id)],), countdown=settings.convert_gather_seconds)
 
 
 def backlog(stage: Status) -> int:
