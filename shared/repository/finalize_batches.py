@@ -12,8 +12,9 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
-from shared.models import Chunk, Document, DocumentVersion, utcnow
-from shared.repository.batches import add_move_events
+from shared.models import Chunk, DocumentVersion, utcnow
+from shared.repository.batches import CHUNKS, VERSIONS, add_move_events
+from shared.repository.stages import DOCUMENTS
 from shared.repository.versions import transition
 from shared.states import Status
 
@@ -72,11 +73,11 @@ def make_current_many(session: Session, owner: str, version_ids: Sequence[uuid.U
         return []
     now = utcnow()
     made = session.execute(
-        sa.update(DocumentVersion)
+        sa.update(VERSIONS)
         .where(
-            DocumentVersion.id.in_(list(version_ids)),
-            DocumentVersion.status == Status.UPSERTING,
-            DocumentVersion.lease_owner == owner,
+            VERSIONS.c.id.in_(list(version_ids)),
+            VERSIONS.c.status == Status.UPSERTING,
+            VERSIONS.c.lease_owner == owner,
         )
         .values(
             status=Status.INDEXED,
@@ -86,12 +87,12 @@ def make_current_many(session: Session, owner: str, version_ids: Sequence[uuid.U
             lease_expires_at=None,
         )
         .returning(
-            DocumentVersion.id,
-            DocumentVersion.document_id,
-            DocumentVersion.number,
-            DocumentVersion.chunk_count,
-            DocumentVersion.chunks_embedded,
-            DocumentVersion.tokens_spent,
+            VERSIONS.c.id,
+            VERSIONS.c.document_id,
+            VERSIONS.c.number,
+            VERSIONS.c.chunk_count,
+            VERSIONS.c.chunks_embedded,
+            VERSIONS.c.tokens_spent,
         )
     ).all()
     if not made:
@@ -106,7 +107,9 @@ def make_current_many(session: Session, owner: str, version_ids: Sequence[uuid.U
     )
     by_document = {row.document_id: row for row in made}
     previous = session.execute(
-        sa.select(Document.id, Document.current_version_id).where(Document.id.in_(by_document))
+        sa.select(DOCUMENTS.c.id, DOCUMENTS.c.current_version_id).where(
+            DOCUMENTS.c.id.in_(by_document)
+        )
     ).all()
     for document_id, current in previous:
         row = by_document[document_id]
@@ -119,28 +122,22 @@ def make_current_many(session: Session, owner: str, version_ids: Sequence[uuid.U
                 detail=f"version {row.number} indexed",
             )
     session.execute(
-        sa.update(Document)
-        .where(Document.id.in_(by_document))
+        sa.update(DOCUMENTS)
+        .where(DOCUMENTS.c.id.in_(by_document))
         .values(
             current_version_id=sa.case(
                 {document_id: row.id for document_id, row in by_document.items()},
-                value=Document.id,
+                value=DOCUMENTS.c.id,
             ),
             updated_at=now,
         )
     )
     made_ids = [row.id for row in made]
     # Vectors live in Qdrant now; older versions' chunks are no longer anybody's.
-    untracked = {"synchronize_session": False}  # no Chunk objects in this session
+    session.execute(sa.update(CHUNKS).where(CHUNKS.c.version_id.in_(made_ids)).values(vector=None))
     session.execute(
-        sa.update(Chunk)
-        .where(Chunk.version_id.in_(made_ids))
-        .values(vector=None)
-        .execution_options(**untracked)
-    )
-    session.execute(
-        sa.delete(Chunk)
-        .where(Chunk.document_id.in_(by_document), Chunk.version_id.not_in(made_ids))
-        .execution_options(**untracked)
+        sa.delete(CHUNKS).where(
+            CHUNKS.c.document_id.in_(by_document), CHUNKS.c.version_id.not_in(made_ids)
+        )
     )
     return made

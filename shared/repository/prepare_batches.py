@@ -15,7 +15,7 @@ import sqlalchemy as sa
 from sqlalchemy.orm import Session, joinedload, undefer
 
 from shared.models import DocumentVersion, utcnow
-from shared.repository.batches import add_move_events
+from shared.repository.batches import VERSIONS, add_move_events
 from shared.states import Status
 
 
@@ -60,18 +60,22 @@ def start_converting(
     if not wanted:
         return []
     moved = session.execute(
-        sa.update(DocumentVersion)
-        .where(DocumentVersion.id.in_(wanted), waiting, by_bytes, free)
+        sa.update(VERSIONS)
+        .where(
+            VERSIONS.c.id.in_(wanted),
+            VERSIONS.c.status == Status.RECEIVED,
+            VERSIONS.c.content_url.is_(None),
+            sa.or_(VERSIONS.c.lease_owner.is_(None), VERSIONS.c.lease_expires_at < now),
+        )
         .values(
             status=Status.CONVERTING,
             updated_at=now,
             converting_at=now,
             lease_owner=owner,
             lease_expires_at=now + lease,
-            attempts=DocumentVersion.attempts + 1,
+            attempts=VERSIONS.c.attempts + 1,
         )
-        .returning(DocumentVersion.id, DocumentVersion.document_id)
-        .execution_options(synchronize_session=False)
+        .returning(VERSIONS.c.id, VERSIONS.c.document_id)
     ).all()
     add_move_events(session, moved, Status.RECEIVED, Status.CONVERTING, owner, now)
     if not moved:
@@ -96,15 +100,14 @@ def finish_converting(
     moved = []
     for version_id, values in outputs.items():
         document_id = session.execute(
-            sa.update(DocumentVersion)
+            sa.update(VERSIONS)
             .where(
-                DocumentVersion.id == version_id,
-                DocumentVersion.status == Status.CONVERTING,
-                DocumentVersion.lease_owner == owner,
+                VERSIONS.c.id == version_id,
+                VERSIONS.c.status == Status.CONVERTING,
+                VERSIONS.c.lease_owner == owner,
             )
             .values(status=Status.CHUNKING, updated_at=now, chunking_at=now, **values)
-            .returning(DocumentVersion.document_id)
-            .execution_options(synchronize_session=False)
+            .returning(VERSIONS.c.document_id)
         ).scalar_one_or_none()
         if document_id is not None:
             moved.append((version_id, document_id))

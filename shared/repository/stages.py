@@ -10,8 +10,11 @@ import sqlalchemy as sa
 from sqlalchemy.orm import Session, joinedload, undefer
 
 from shared.models import Chunk, Document, DocumentVersion, utcnow
+from shared.repository.batches import CHUNKS
 from shared.repository.versions import finish_stage, transition
 from shared.states import Status
+
+DOCUMENTS = Document.__table__
 
 # --- stage inputs and outputs -------------------------------------------------------------
 
@@ -82,10 +85,23 @@ def replace_chunks_of(session: Session, rows: dict[uuid.UUID, Sequence[dict[str,
     """The versions' chunks, replacing any left by an earlier run (one DELETE, one INSERT)."""
     if not rows:
         return
-    session.execute(sa.delete(Chunk).where(Chunk.version_id.in_(list(rows))))
-    new = [dict(row, version_id=version_id) for version_id, some in rows.items() for row in some]
+    session.execute(sa.delete(CHUNKS).where(CHUNKS.c.version_id.in_(list(rows))))
+    new = [
+        {**_column_names(row), "version_id": version_id}
+        for version_id, some in rows.items()
+        for row in some
+    ]
     if new:
-        session.execute(sa.insert(Chunk), new)
+        session.execute(sa.insert(CHUNKS), new)
+
+
+def _column_names(row: dict[str, Any]) -> dict[str, Any]:
+    """A chunk row keyed by column (the attribute `extra` is the column `metadata`)."""
+    if "extra" not in row:
+        return row
+    named = dict(row)
+    named["metadata"] = named.pop("extra")
+    return named
 
 
 def describe_document(session: Session, document_id: uuid.UUID, found: dict[str, Any]) -> None:
@@ -106,16 +122,13 @@ def describe_document(session: Session, document_id: uuid.UUID, found: dict[str,
     }
     if given:
         session.execute(
-            sa.update(Document)
+            sa.update(DOCUMENTS)
             .where(
-                Document.id == document_id,
-                sa.or_(*(getattr(Document, name).is_(None) for name in given)),
+                DOCUMENTS.c.id == document_id,
+                sa.or_(*(DOCUMENTS.c[name].is_(None) for name in given)),
             )
             .values(
-                {
-                    name: sa.func.coalesce(getattr(Document, name), value)
-                    for name, value in given.items()
-                }
+                {name: sa.func.coalesce(DOCUMENTS.c[name], value) for name, value in given.items()}
             )
         )
     tags = found.get("tags")
@@ -129,9 +142,11 @@ def store_vectors(session: Session, vectors: dict[int, tuple[bytes, bool]]) -> N
     """Save `{chunk id: (float32 bytes, embedded by the API?)}`."""
     if vectors:
         session.execute(
-            sa.update(Chunk),
+            sa.update(CHUNKS)
+            .where(CHUNKS.c.id == sa.bindparam("chunk_id"))
+            .values(vector=sa.bindparam("vector"), embedded=sa.bindparam("sent")),
             [
-                {"id": cid, "vector": data, "embedded": sent}
+                {"chunk_id": cid, "vector": data, "sent": sent}
                 for cid, (data, sent) in vectors.items()
             ],
         )
