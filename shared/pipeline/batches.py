@@ -47,7 +47,9 @@ class BatchOutcome:
     error: Exception | None = None
 
     def __str__(self) -> str:
-        return f"done {len(self.go_on)}, busy {len(self.busy)}, stopped {len(self.stopped)}"
+        """The task's result in Flower: it names the versions it moved on (searchable there)."""
+        done = ", ".join(str(v) for v in self.go_on)
+        return f"done {len(self.go_on)}: {done}; busy {len(self.busy)}, stopped {len(self.stopped)}"
 
 
 def _lease(settings: Settings) -> timedelta:

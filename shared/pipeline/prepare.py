@@ -96,7 +96,10 @@ def convert_versions(
         alone, past, stopped = _where_they_stand(
             session, [v for v in version_ids if v not in taken], owner
         )
-    claimed(len(taken - set(version_ids)) >= others)
+        room = others - len(taken - set(version_ids))
+        fetch = prepare_batches.waiting_by_url(session, room)
+        alone += [v for v in fetch if v not in alone]
+    claimed(len(taken - set(version_ids)) + len(fetch) >= others)
     outcome = BatchOutcome(go_on=past, stopped=stopped)
     outputs: dict[uuid.UUID, dict[str, Any]] = {}
     give_back: list[uuid.UUID] = []

@@ -89,6 +89,28 @@ def start_converting(
     )
 
 
+def waiting_by_url(session: Session, limit: int) -> list[uuid.UUID]:
+    """Up to `limit` versions waiting in `received` whose bytes are still to be fetched (sent by
+    URL, oldest first): a convert task takes them one by one, outside its batch."""
+    if limit <= 0:
+        return []
+    now = utcnow()
+    return list(
+        session.scalars(
+            sa.select(DocumentVersion.id)
+            .where(
+                DocumentVersion.status == Status.RECEIVED,
+                DocumentVersion.content_url.is_not(None),
+                sa.or_(
+                    DocumentVersion.lease_owner.is_(None), DocumentVersion.lease_expires_at < now
+                ),
+            )
+            .order_by(DocumentVersion.updated_at)
+            .limit(limit)
+        )
+    )
+
+
 def finish_converting(
     session: Session, owner: str, outputs: dict[uuid.UUID, dict[str, Any]]
 ) -> list[uuid.UUID]:
