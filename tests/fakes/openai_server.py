@@ -71,6 +71,11 @@ def _duration(seconds: float) -> str:
     return f"{int(seconds // 60)}m{int(seconds % 60)}s"
 
 
+@dataclass(frozen=True)
+class _Answer:
+    body: Any
+
+
 class FakeOpenAI:
     """The stand-in server. Use as a context manager, or `start()` and `stop()`."""
 
@@ -89,7 +94,7 @@ class FakeOpenAI:
         self._lock = threading.Lock()
         self._tokens = _Bucket(tokens_per_minute) if tokens_per_minute else None
         self._requests_bucket = _Bucket(requests_per_minute) if requests_per_minute else None
-        self._scripted: deque[ApiError] = deque()
+        self._scripted: deque[ApiError | _Answer] = deque()
         self._log: list[RecordedRequest] = []
         self._address = (host, port)
         self._server: ThreadingHTTPServer | None = None
@@ -157,6 +162,11 @@ class FakeOpenAI:
         with self._lock:
             self._scripted.extend([error] * n)
 
+    def answer_next(self, body: Any) -> None:
+        """The next request answers 200 with `body` (a malformed answer, for the tests)."""
+        with self._lock:
+            self._scripted.append(_Answer(body))
+
     # --- what happened -----------------------------------------------------------------------
     @property
     def requests(self) -> list[RecordedRequest]:
@@ -186,6 +196,9 @@ class FakeOpenAI:
             body = parse_body(raw_body)
             with self._lock:
                 scripted = self._scripted.popleft() if self._scripted else None
+            if isinstance(scripted, _Answer):
+                self._record(200, body, 0, 0)
+                return 200, self._limit_headers(), scripted.body
             if scripted is not None:
                 raise scripted
             inputs, counts, model, dimensions, fmt = validate(body)

@@ -17,7 +17,6 @@ from shared.states import Status
 from tests.integration.test_pipeline import page
 from tests.pipeline import PipelineEnv
 from tests.versions import new_version
-from tests.workers import wait_for
 from worker.app import CPU_QUEUE
 
 pytestmark = pytest.mark.integration

@@ -140,6 +140,34 @@ def test_insufficient_quota_fails_at_once_without_retries(fake: FakeOpenAI) -> N
     assert fake.statuses() == [429]
 
 
+@pytest.mark.parametrize(
+    ("body", "said"),
+    [
+        ({"object": "list", "data": [], "usage": {"total_tokens": 3}}, "0 vectors for 1 inputs"),
+        ({"object": "list", "data": "nonsense"}, "not a list of embeddings"),
+        ({"data": [{"index": 0, "embedding": "not base64!"}]}, "not a list of embeddings"),
+    ],
+)
+def test_a_malformed_answer_fails_the_request_clearly_without_retries(
+    fake: FakeOpenAI, body: object, said: str
+) -> None:
+    fake.answer_next(body)
+    with pytest.raises(PermanentError) as caught:
+        embedder_for(fake).embed(["Anything."])
+    assert caught.value.code == "embedding_invalid_response"
+    assert said in caught.value.message
+    assert fake.statuses() == [200]
+
+
+def test_vectors_read_from_base64_equal_the_api_s_floats(fake: FakeOpenAI) -> None:
+    texts = ["Eerste zin.", "Second sentence.", "Eerste zin."]
+    vectors = embedder_for(fake).embed(texts).vectors
+    for text, vector in zip(texts, vectors, strict=True):
+        assert isinstance(vector, list) and isinstance(vector[0], float)
+        assert vector == vector_for(text, 1536).tolist()  # the default model and size
+    assert fake.requests[0].inputs == 2 and fake.requests[0].encoding_format == "base64"
+
+
 def test_a_refused_request_is_not_retried_and_says_why(fake: FakeOpenAI) -> None:
     with pytest.raises(PermanentError) as caught:
         embedder_for(fake, dimensions=4000).embed(["Anything."])
