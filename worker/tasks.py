@@ -205,6 +205,12 @@ def _run_batch(
         _send_to_ocr(outcome.ocr)
     busy = [str(v) for v in outcome.busy]
     if busy and not _gave_up_waiting(busy_waits, f"versions {', '.join(busy)}"):
+        if set(busy) == set(ids) and not outcome.go_on and not outcome.retry:  # all of it waits
+            raise task.retry(
+                args=(busy,),
+                kwargs={**(task.request.kwargs or {}), "busy_waits": busy_waits + 1},
+                countdown=settings.busy_retry_seconds,
+            )
         task.apply_async(
             (busy,),
             {"busy_waits": busy_waits + 1},

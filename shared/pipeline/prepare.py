@@ -33,7 +33,7 @@ from shared.pipeline.convert import Converted, Ocr, OcrNeeded, convert
 from shared.pipeline.failures import fail_version
 from shared.repository import prepare_batches
 from shared.settings import Settings, get_settings
-from shared.states import TERMINAL, Status, stage_order
+from shared.states import TERMINAL, Status
 
 log = get_logger(__name__)
 
@@ -44,10 +44,11 @@ def _lease(settings: Settings) -> timedelta:
 
 def _where_they_stand(
     session: Session, version_ids: Sequence[uuid.UUID], owner: str
-) -> tuple[list[uuid.UUID], list[uuid.UUID], list[uuid.UUID]]:
-    """For versions a batch claim did not take: (to run alone here, to go on, to stop)."""
+) -> tuple[list[uuid.UUID], list[uuid.UUID], list[uuid.UUID], list[uuid.UUID]]:
+    """For versions a batch claim did not take: (to run alone here, to go on, to wait for, to
+    stop)."""
     if not version_ids:
-        return [], [], []
+        return [], [], [], []
     now = utcnow()
     rows = session.execute(
         sa.select(
@@ -60,17 +61,22 @@ def _where_they_stand(
             ),
         ).where(DocumentVersion.id.in_(list(version_ids)))
     ).all()
-    alone, go_on, stop = [], [], []
+    alone, go_on, wait, stop = [], [], [], []
     for version_id, status, held_by_another in rows:
         state = Status(status)
-        if state in TERMINAL or held_by_another:
-            stop.append(version_id)  # gone, or carried on by the task that holds it
-        elif state in (Status.RECEIVED, Status.CONVERTING):
+        converting = state in (Status.RECEIVED, Status.CONVERTING)
+        if state in TERMINAL:
+            stop.append(version_id)
+        elif converting and held_by_another:
+            wait.append(version_id)  # tried again later: if its holder dies, this takes it
+        elif converting:
             alone.append(version_id)
-        elif stage_order(state) > stage_order(Status.CONVERTING):
+        elif held_by_another:
+            stop.append(version_id)  # past convert, carried on by the task that holds it
+        else:
             go_on.append(version_id)  # converted by an earlier delivery
     stop += [v for v in version_ids if v not in {row[0] for row in rows}]
-    return alone, go_on, stop
+    return alone, go_on, wait, stop
 
 
 def convert_versions(
@@ -93,14 +99,14 @@ def convert_versions(
             session, owner, _lease(settings), version_ids, take_waiting=others
         )
         taken = {version.id for version in versions}
-        alone, past, stopped = _where_they_stand(
+        alone, past, busy, stopped = _where_they_stand(
             session, [v for v in version_ids if v not in taken], owner
         )
         room = others - len(taken - set(version_ids))
         fetch = prepare_batches.waiting_by_url(session, room)
         alone += [v for v in fetch if v not in alone]
     claimed(len(taken - set(version_ids)) + len(fetch) >= others)
-    outcome = BatchOutcome(go_on=past, stopped=stopped)
+    outcome = BatchOutcome(go_on=past, busy=busy, stopped=stopped)
     outputs: dict[uuid.UUID, dict[str, Any]] = {}
     give_back: list[uuid.UUID] = []
     for version in versions:
