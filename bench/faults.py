@@ -100,7 +100,7 @@ def pages() -> list[tuple[str, bytes]]:
 
 
 def submit(name: str, content: bytes, errors: list[str]) -> None:
-    from worker.chain import enqueue_version
+    from worker.chain import enqueue_new
 
     new = repo.NewVersion(
         source="cms",
@@ -111,7 +111,7 @@ def submit(name: str, content: bytes, errors: list[str]) -> None:
         filename=name,
     )
     try:
-        ingest.submit(new, enqueue_version)  # a broker that is down: the reaper sends it later
+        ingest.submit(new, enqueue_new)  # a broker that is down: the reaper sends it later
     except Exception as exc:  # a 5xx the CMS would see
         errors.append(repr(exc)[:200])
 
