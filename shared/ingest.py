@@ -28,9 +28,7 @@ def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def send_after_commit(
-    enqueue: Enqueue, committed_id: uuid.UUID, kind: str = "version_id"
-) -> bool:
+def send_after_commit(enqueue: Enqueue, committed_id: uuid.UUID, kind: str = "version_id") -> bool:
     """Send the task for a committed version (its chain) or document (its delete, with
     `kind="document_id"`); False and a log line naming it if the broker refused: the reaper
     sends it later."""

@@ -40,9 +40,13 @@ def point_id(document_id: uuid.UUID, content_hash: str, occurrence: int) -> uuid
 
 
 def chunk_rows(
-    document_id: uuid.UUID, chunks: Sequence[Chunk], converted: Converted
+    document_id: uuid.UUID,
+    chunks: Sequence[Chunk],
+    converted: Converted,
+    language: str | None = None,
 ) -> list[dict[str, Any]]:
-    """Database rows for the chunker's output, with hashes, point ids and page ranges."""
+    """Database rows for the chunker's output, with hashes, point ids, page ranges and the
+    lexical vector in the document's `language`."""
     seen: Counter[str] = Counter()
     rows = []
     for chunk in chunks:
@@ -69,6 +73,7 @@ def chunk_rows(
                 "page_start": pages[0] if pages else None,
                 "page_end": pages[1] if pages else None,
                 "extra": {k: v for k, v in data.items() if k not in _COLUMNS},
+                "sparse": lexical_vector(list(chunk.headings), chunk.text, language),
             }
         )
     return rows
@@ -176,12 +181,20 @@ def _iso(moment: Any) -> str | None:
     return moment.isoformat() if moment is not None else None
 
 
-def sparse_vector(data: dict[str, Any]) -> qm.SparseVector:
+def lexical_vector(headings: list[str], text: str, language: str | None) -> dict[str, list[Any]]:
     """The chunk's lexical vector: heading path and text, stemmed in the document's language."""
-    terms = sparse.document_vector(
-        embedding_input(data.get("headings") or [], data.get("text") or ""), data.get("language")
+    terms = sparse.document_vector(embedding_input(headings, text), language)
+    return {"indices": terms.indices, "values": terms.values}
+
+
+def sparse_vector(
+    data: dict[str, Any], stored: dict[str, list[Any]] | None = None
+) -> qm.SparseVector:
+    """The point's sparse vector: the one stored with the chunk, else made from the payload."""
+    terms = stored or lexical_vector(
+        data.get("headings") or [], data.get("text") or "", data.get("language")
     )
-    return qm.SparseVector(indices=terms.indices, values=terms.values)
+    return qm.SparseVector(indices=terms["indices"], values=terms["values"])
 
 
 def _ocr_payload(extra: dict[str, Any]) -> dict[str, Any]:
@@ -199,7 +212,9 @@ def points_for(
         if chunk.vector is None:
             continue
         data = payload(document, version, chunk)
-        points.append(Point(chunk.point_id, from_bytes(chunk.vector), data, sparse_vector(data)))
+        points.append(
+            Point(chunk.point_id, from_bytes(chunk.vector), data, sparse_vector(data, chunk.sparse))
+        )
     return points
 
 

@@ -202,7 +202,11 @@ def chunk_versions(
         )
         try:
             rows[version.id], found = stages.chunk_conversion(
-                ctx, version.document_id, converted, conversion.get("metadata") or {}
+                ctx,
+                version.document_id,
+                converted,
+                conversion.get("metadata") or {},
+                version.document.language,
             )
         except PermanentError as exc:
             fail_version(version.id, code=exc.code, message=exc.message, actor=owner)

@@ -191,7 +191,7 @@ def convert_version(
         )
         document_id = version.document_id
         chunked = (
-            chunk_conversion(ctx, document_id, converted, converted.metadata)
+            chunk_conversion(ctx, document_id, converted, converted.metadata, language)
             if then_chunk
             else None
         )
@@ -238,22 +238,32 @@ def chunk_version(version_id: uuid.UUID, owner: str) -> Outcome:
         ocr = (version.conversion or {}).get("ocr")
         converted = Converted(markdown=markdown, page_starts=page_starts, ocr=ocr)  # type: ignore[arg-type]
         metadata = (version.conversion or {}).get("metadata") or {}
-        chunked = chunk_conversion(ctx, version.document_id, converted, metadata)
+        chunked = chunk_conversion(
+            ctx, version.document_id, converted, metadata, version.document.language
+        )
         with transaction() as session:
             return _save_chunks(session, ctx, version.document_id, *chunked)
 
-    return run_stage(Status.CHUNKING, version_id, owner, work, load=("markdown",))
+    return run_stage(Status.CHUNKING, version_id, owner, work, load=("markdown", "document"))
 
 
 def chunk_conversion(
-    ctx: StageContext, document_id: uuid.UUID, converted: Converted, metadata: dict[str, Any]
+    ctx: StageContext,
+    document_id: uuid.UUID,
+    converted: Converted,
+    metadata: dict[str, Any],
+    language: str | None = None,
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """The chunk rows of a conversion, and what it says about the document."""
+    """The chunk rows of a conversion, and what it says about the document. `language`: the
+    one the uploader or the CMS gave (else the document's own, as `describe_document` keeps
+    it), for the chunks' lexical vectors."""
     described = dict(metadata)
     described.update(front_matter(normalise(converted.markdown))[0])
+    found = described.get("language") or described.get("lang")
+    language = language or (found.strip() if isinstance(found, str) and found.strip() else None)
     # No chunks (a page of front matter only) is indexed as empty: its old points go.
     chunks = chunk_markdown(converted.markdown, ChunkSettings.from_settings(ctx.settings))
-    return indexing.chunk_rows(document_id, chunks, converted), described
+    return indexing.chunk_rows(document_id, chunks, converted, language), described
 
 
 def _save_chunks(

@@ -138,11 +138,12 @@ def finish_converting(
 
 
 def conversions_of(session: Session, version_ids: Sequence[uuid.UUID]) -> list[DocumentVersion]:
-    """The versions with their conversions (Markdown, page starts), for the chunk stage."""
+    """The versions with their conversions (Markdown, page starts) and documents, for the
+    chunk stage."""
     return list(
         session.scalars(
             sa.select(DocumentVersion)
-            .options(undefer(DocumentVersion.markdown))
+            .options(undefer(DocumentVersion.markdown), joinedload(DocumentVersion.document))
             .where(DocumentVersion.id.in_(list(version_ids)))
             .order_by(DocumentVersion.updated_at)
         )

@@ -59,7 +59,8 @@ def build(
         )
         version = DocumentVersion(id=uuid.uuid4(), document_id=document.id)
         chunks = chunk_markdown(converted.markdown, ChunkSettings.from_settings(settings))
-        rows = [ChunkRow(**row) for row in indexing.chunk_rows(document.id, chunks, converted)]
+        found = indexing.chunk_rows(document.id, chunks, converted, document.language)
+        rows = [ChunkRow(**row) for row in found]
         pending = [
             indexing.PendingChunk(n, r.point_id, list(r.headings), r.text)
             for n, r in enumerate(rows)

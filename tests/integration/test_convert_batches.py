@@ -12,7 +12,7 @@ import sqlalchemy as sa
 
 from shared import ingest
 from shared.db import transaction
-from shared.models import Event
+from shared.models import Chunk, Event
 from shared.states import Status
 from tests.integration.test_pipeline import page
 from tests.pipeline import PipelineEnv
@@ -91,3 +91,41 @@ def test_a_redelivered_message_of_a_finished_page_still_takes_a_full_batch_of_wa
         enqueue_version(done.version_id)  # at-least-once: the finished page's message again
         for version_id in waiting:
             assert pipeline.wait_done(version_id, timeout=60).status == Status.INDEXED
+
+
+def test_chunks_carry_their_lexical_vector_in_the_document_s_language_into_qdrant(
+    pipeline: PipelineEnv,
+) -> None:
+    """The chunk stage stems (on the cpu workers); the upsert writes that vector as is."""
+    from qdrant_client import models as qm
+
+    from shared.adapters.qdrant import SPARSE
+    from shared.pipeline.indexing import lexical_vector
+
+    english = "---\nlanguage: en\n---\n# Walking\n\nWalking helps the knees recover.\n"
+    with pipeline.worker():
+        registered = [
+            pipeline.submit(page(sections=2, words=40).encode(), "dutch.md"),
+            pipeline.submit(english.encode(), "english.md"),
+        ]
+        for item in registered:
+            assert pipeline.wait_done(item.version_id).status == Status.INDEXED
+    with transaction() as session:
+        rows = session.execute(
+            sa.select(Chunk.version_id, Chunk.point_id, Chunk.headings, Chunk.text, Chunk.sparse)
+        ).all()
+    language = {registered[0].version_id: None, registered[1].version_id: "en"}
+    assert {row.version_id for row in rows} == set(language)
+    for version_id, _, headings, text, stored in rows:
+        assert stored == lexical_vector(list(headings), text, language[version_id])
+    english_row = next(r for r in rows if r.version_id == registered[1].version_id)
+    assert english_row.sparse != lexical_vector(list(english_row.headings), english_row.text, "nl")
+    with pipeline.qdrant() as index:
+        points = index.client.retrieve(
+            index.collection, [str(r.point_id) for r in rows], with_vectors=[SPARSE]
+        )
+    found = {uuid.UUID(str(p.id)): p.vector[SPARSE] for p in points}  # type: ignore[index]
+    for _, point_id, _, _, stored in rows:
+        sparse = found[point_id]
+        assert isinstance(sparse, qm.SparseVector)
+        assert (sparse.indices, sparse.values) == (stored["indices"], stored["values"])

@@ -121,8 +121,10 @@ def _is_text(word: _Word) -> bool:
     stroke ("|": a scanned table's rule or a page edge, never a word)."""
     if not word.text.strip("|"):
         return False
-    return any(ch.isalnum() for ch in word.text) or word.confidence >= 80 or (
-        word.text in BULLET_GLYPHS
+    return (
+        any(ch.isalnum() for ch in word.text)
+        or word.confidence >= 80
+        or (word.text in BULLET_GLYPHS)
     )
 
 
