@@ -6,7 +6,7 @@ because local Qdrant locks its folder to one process), local Qdrant, and the Ope
 (`--latency-ms`, `--tpm`: it answers 429 beyond that budget). Every corpus file is submitted
 at once (`--copies N`: N renamed copies, every heading changed so no embedding input repeats),
 one upload per page as a CMS webhook sends them, or `--files-per-upload N` as uploads of N
-files;
+files, from one client or `--submitters N` at once;
 the clock stops when the last one has left the pipeline. Stage shares come from the versions'
 stage timestamps; Postgres transactions per page from `pg_stat_database` (the run's own
 database: uploads, workers, pre-pings; the benchmark's own polling subtracted). The chunker
@@ -17,7 +17,7 @@ alone, on the same files in this process, is the yardstick.
 (`bench/llamaindex_ingest.py`).
 
     uv run python bench/pipeline.py [celery] [--latency-ms 0] [--tpm N] [--copies 1]
-        [--files-per-upload 1]
+        [--files-per-upload 1] [--submitters 1]
     uv run python bench/pipeline.py embedded [--latency-ms 300] [--rounds 3]
 """
 
@@ -31,6 +31,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -113,6 +114,7 @@ def run_once(
     tpm: int | None = None,
     copies: int = 1,
     per_upload: int = 1,
+    submitters: int = 1,
 ) -> dict[str, object]:
     with (
         temporary_postgres_database() as db_url,
@@ -162,10 +164,12 @@ def run_once(
                 )
                 for name, data in pages
             ]
-            for start in range(0, len(news), per_upload):
-                # As the API's upload of several files: one transaction registers them all.
-                done = ingest.submit_many(news[start : start + per_upload], enqueue_new)
-                ids += [registered.version_id for registered in done]
+            uploads = [news[at : at + per_upload] for at in range(0, len(news), per_upload)]
+            # As the API's uploads (one transaction registers an upload's files), from
+            # `submitters` clients at once (a CMS sends its webhooks in parallel).
+            with ThreadPoolExecutor(max_workers=submitters) as pool:
+                for done in pool.map(lambda some: ingest.submit_many(some, enqueue_new), uploads):
+                    ids += [registered.version_id for registered in done]
             submitted = time.perf_counter() - started
 
             def finished() -> bool:
@@ -342,6 +346,9 @@ def main() -> None:
         default=1,
         help="pages registered per transaction, as one API upload of that many files (celery)",
     )
+    parser.add_argument(
+        "--submitters", type=int, default=1, help="clients uploading at once (celery)"
+    )
     parser.add_argument("--cpu", type=int, nargs="+", default=[2], help="cpu worker processes")
     parser.add_argument("--rounds", type=int, default=3, help="alternating rounds (embedded)")
     parser.add_argument(
@@ -369,6 +376,7 @@ def main() -> None:
             tpm=args.tpm,
             copies=args.copies,
             per_upload=args.files_per_upload,
+            submitters=args.submitters,
         )
         for ms in args.latency_ms or [0]
         for n in args.cpu

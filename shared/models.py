@@ -165,7 +165,7 @@ class Chunk(Base):
     # The lexical vector ({"indices": [...], "values": [...]}), computed where the chunk is
     # made (the cpu workers), so the upsert stage, in the one process that holds local Qdrant,
     # does not stem; NULL for rows from before (computed at upsert then).
-    sparse: Mapped[dict[str, list[Any]] | None] = mapped_column(JSONType, default=None)
+    sparse: Mapped[dict[str, list[Any]] | None] = deferred(mapped_column(JSONType, default=None))
     # float32 bytes between the embed and upsert stages; cleared once the point is indexed.
     vector: Mapped[bytes | None] = deferred(mapped_column(sa.LargeBinary))
     # True when this chunk was sent to the embeddings API, False when its point was reused.

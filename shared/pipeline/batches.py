@@ -109,7 +109,7 @@ def embed_versions(
             (
                 row.version_id,
                 indexing.PendingChunk(
-                    row.id, row.point_id, list(row.headings), row.text, row.sections
+                    row.id, row.point_id, list(row.headings), row.text, row.sections or []
                 ),
                 row.token_count,
             )

@@ -7,6 +7,7 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.orm import Session, undefer
@@ -249,12 +250,22 @@ def heartbeat_batch(
     )
 
 
-def chunks_without_vectors_of(session: Session, version_ids: Sequence[uuid.UUID]) -> list[Chunk]:
+def chunks_without_vectors_of(session: Session, version_ids: Sequence[uuid.UUID]) -> list[Any]:
+    """What the embed stage needs of the chunks still to embed (id, version id, point id,
+    headings, text, token count, sections): only those columns, not whole rows."""
     return list(
-        session.scalars(
-            sa.select(Chunk)
-            .where(Chunk.version_id.in_(list(version_ids)), Chunk.vector.is_(None))
-            .order_by(Chunk.version_id, Chunk.index)
+        session.execute(
+            sa.select(
+                CHUNKS.c.id,
+                CHUNKS.c.version_id,
+                CHUNKS.c.point_id,
+                CHUNKS.c.headings,
+                CHUNKS.c.text,
+                CHUNKS.c.token_count,
+                CHUNKS.c.metadata["sections"].label("sections"),
+            )
+            .where(CHUNKS.c.version_id.in_(list(version_ids)), CHUNKS.c.vector.is_(None))
+            .order_by(CHUNKS.c.version_id, CHUNKS.c.index)
         )
     )
 
@@ -263,7 +274,7 @@ def chunks_with_vectors_of(session: Session, version_ids: Sequence[uuid.UUID]) -
     return list(
         session.scalars(
             sa.select(Chunk)
-            .options(undefer(Chunk.vector))
+            .options(undefer(Chunk.vector), undefer(Chunk.sparse))
             .where(Chunk.version_id.in_(list(version_ids)))
             .order_by(Chunk.version_id, Chunk.index)
         )
