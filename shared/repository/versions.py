@@ -156,6 +156,7 @@ def register_version(session: Session, new: NewVersion) -> Registered:
             same_as = current
 
     now = utcnow()
+    new_document = document.version_count == 0  # no version of it exists to supersede
     document.version_count += 1
     version = DocumentVersion(
         id=uuid.uuid4(),
@@ -182,6 +183,9 @@ def register_version(session: Session, new: NewVersion) -> Registered:
     if new.metadata:
         document.extra = {**(document.extra or {}), **new.metadata}
     document.updated_at = now
+    if not same_as:  # written by the same UPDATE as the fields above (no foreign key to wait on)
+        document.latest_version_id = version.id
+        document.deleted_at = None
     session.flush()
 
     detail = f"same content as version {same_as.number}" if same_as else None
@@ -191,9 +195,7 @@ def register_version(session: Session, new: NewVersion) -> Registered:
         add_event(
             session, document.id, version.id, Status.RECEIVED, Status.UNCHANGED, detail=detail
         )
-    else:
-        document.latest_version_id = version.id
-        document.deleted_at = None
+    elif not new_document:
         superseded = supersede_in_flight(session, document.id, keep=version.id, newer=version)
     return Registered(document.id, version.id, version.number, Status(version.status), superseded)
 

@@ -144,3 +144,36 @@ def test_local_qdrant_commits_its_points_in_wal_mode(pipeline: PipelineEnv) -> N
     storage = Path(pipeline.env["QDRANT_PATH"]) / "collection" / name / "storage.sqlite"
     with sqlite3.connect(storage) as connection:
         assert connection.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+@contextmanager
+def statements() -> Iterator[list[str]]:
+    """The SQL statements sent on the service's engine meanwhile (their first words)."""
+    seen: list[str] = []
+
+    def record(*args: object) -> None:
+        seen.append(" ".join(str(args[2]).split()[:3]))
+
+    sa.event.listen(engine(), "before_cursor_execute", record)
+    try:
+        yield seen
+    finally:
+        sa.event.remove(engine(), "before_cursor_execute", record)
+
+
+def test_registering_a_new_page_takes_five_statements_and_an_edit_still_supersedes(
+    pipeline: PipelineEnv,
+) -> None:
+    """A new document has no version to supersede and its row is written once."""
+    with statements() as new_page:
+        first = register(PAGE.encode(), "fresh")
+    assert len(new_page) == 5, new_page
+    assert sum(s.startswith("UPDATE documents") for s in new_page) == 1
+    with statements() as edit:
+        second = register(PAGE.replace("midnight", "ten").encode(), "fresh")
+    assert any(s.startswith("SELECT document_versions.id") for s in edit), edit
+    assert status(first) == Status.SUPERSEDED  # still in flight when the edit arrived
+    assert status(second) == Status.RECEIVED
+    with transaction() as session:
+        document = session.scalars(sa.select(Document).where(Document.external_id == "fresh")).one()
+        assert document.latest_version_id == second and document.version_count == 2
