@@ -52,7 +52,8 @@ class BatchOutcome:
         return f"done {len(self.go_on)}: {done}; busy {len(self.busy)}, stopped {len(self.stopped)}"
 
 
-def _lease(settings: Settings) -> timedelta:
+def lease_for(settings: Settings) -> timedelta:
+    """How long a stage's claim holds its versions (`LEASE_SECONDS`)."""
     return timedelta(seconds=settings.lease_seconds)
 
 
@@ -95,7 +96,7 @@ def embed_versions(
             session,
             Status.EMBEDDING,
             owner,
-            _lease(settings),
+            lease_for(settings),
             version_ids,
             take_waiting_chunks=waiting,
             handover_from=handover_from,
@@ -172,7 +173,7 @@ def _embed(
             return
         with transaction() as session:
             _store(session, [answer])
-            repo.heartbeat_batch(session, owner, held, _lease(settings))
+            repo.heartbeat_batch(session, owner, held, lease_for(settings))
 
     return embed_pending(embedder, pending, limits_for(settings), store)
 
@@ -206,7 +207,7 @@ def upsert_versions(
             session,
             Status.UPSERTING,
             owner,
-            _lease(settings),
+            lease_for(settings),
             version_ids,
             handover_from=handover_from,
         )
@@ -262,7 +263,7 @@ def finalize_versions(
             session,
             Status.UPSERTING,
             owner,
-            _lease(settings),
+            lease_for(settings),
             version_ids,
             handover_from=handover_from,
         )

@@ -15,7 +15,6 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Sequence
-from datetime import timedelta
 from typing import Any
 
 from shared import repository as repo
@@ -36,10 +35,6 @@ OWNER = "cli"
 #: instead of two transactions and ten statements per page. Small enough that the embedding
 #: thread gets work early and often.
 GROUP = 8
-
-
-def _lease(settings: Settings) -> timedelta:
-    return timedelta(seconds=settings.lease_seconds)
 
 
 def _fail(version_ids: Sequence[uuid.UUID], error: BaseException) -> None:
@@ -163,7 +158,9 @@ def _convert_and_chunk_group(group: list[uuid.UUID], ready: _Ready) -> set[uuid.
     (not `received`: an earlier run's; or if the group's last transaction failed)."""
     settings = get_settings()
     with transaction() as session:
-        versions = prepare_batches.start_converting(session, OWNER, _lease(settings), group)
+        versions = prepare_batches.start_converting(
+            session, OWNER, batches.lease_for(settings), group
+        )
     taken = [version.id for version in versions]
     outputs: dict[uuid.UUID, dict[str, Any]] = {}
     chunks: dict[uuid.UUID, list[dict[str, Any]]] = {}
@@ -173,7 +170,7 @@ def _convert_and_chunk_group(group: list[uuid.UUID], ready: _Ready) -> set[uuid.
     def keep_leases() -> None:  # OCR takes seconds a page: keep the group's leases meanwhile
         if time.monotonic() - beat["at"] >= stages.heartbeat_interval(settings):
             with transaction() as session:
-                repo.heartbeat_batch(session, OWNER, taken, _lease(settings))
+                repo.heartbeat_batch(session, OWNER, taken, batches.lease_for(settings))
             beat["at"] = time.monotonic()
 
     for version in versions:

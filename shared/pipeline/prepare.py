@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Sequence
-from datetime import timedelta
 from typing import Any
 
 import sqlalchemy as sa
@@ -28,18 +27,14 @@ from shared.errors import PermanentError
 from shared.log import get_logger
 from shared.models import DocumentVersion, utcnow
 from shared.pipeline import stages
-from shared.pipeline.batches import BatchOutcome, log_done
-from shared.pipeline.convert import Converted, Ocr, OcrNeeded, convert
+from shared.pipeline.batches import BatchOutcome, lease_for, log_done
+from shared.pipeline.convert import Ocr, OcrNeeded, convert
 from shared.pipeline.failures import fail_version
 from shared.repository import prepare_batches
 from shared.settings import Settings, get_settings
 from shared.states import TERMINAL, Status
 
 log = get_logger(__name__)
-
-
-def _lease(settings: Settings) -> timedelta:
-    return timedelta(seconds=settings.lease_seconds)
 
 
 def _where_they_stand(
@@ -96,7 +91,7 @@ def convert_versions(
     others = max(settings.stage_batch_versions - len(version_ids), 0)
     with transaction() as session:
         versions = prepare_batches.start_converting(
-            session, owner, _lease(settings), version_ids, take_waiting=others
+            session, owner, lease_for(settings), version_ids, take_waiting=others
         )
         taken = {version.id for version in versions}
         alone, past, busy, stopped = _where_they_stand(
@@ -182,7 +177,7 @@ def chunk_versions(
             session,
             Status.CHUNKING,
             owner,
-            _lease(settings),
+            lease_for(settings),
             version_ids,
             handover_from=handover_from,
         )
@@ -194,20 +189,8 @@ def chunk_versions(
     rows: dict[uuid.UUID, list[dict[str, Any]]] = {}
     described: dict[uuid.UUID, tuple[uuid.UUID, dict[str, Any]]] = {}
     for version in versions:
-        conversion = version.conversion or {}
-        converted = Converted(
-            markdown=version.markdown or "",
-            page_starts=[tuple(pair) for pair in version.page_starts or []],  # type: ignore[misc]
-            ocr=conversion.get("ocr"),
-        )
         try:
-            rows[version.id], found = stages.chunk_conversion(
-                ctx,
-                version.document_id,
-                converted,
-                conversion.get("metadata") or {},
-                version.document.language,
-            )
+            rows[version.id], found = stages.chunk_stored_conversion(ctx, version)
         except PermanentError as exc:
             fail_version(version.id, code=exc.code, message=exc.message, actor=owner)
             outcome.stopped.append(version.id)

@@ -233,18 +233,31 @@ def chunk_version(version_id: uuid.UUID, owner: str) -> Outcome:
     def work(ctx: StageContext) -> bool:
         version = ctx.version
         assert version is not None
-        markdown = version.markdown or ""
-        page_starts = [tuple(pair) for pair in version.page_starts or []]
-        ocr = (version.conversion or {}).get("ocr")
-        converted = Converted(markdown=markdown, page_starts=page_starts, ocr=ocr)  # type: ignore[arg-type]
-        metadata = (version.conversion or {}).get("metadata") or {}
-        chunked = chunk_conversion(
-            ctx, version.document_id, converted, metadata, version.document.language
-        )
+        chunked = chunk_stored_conversion(ctx, version)
         with transaction() as session:
             return _save_chunks(session, ctx, version.document_id, *chunked)
 
     return run_stage(Status.CHUNKING, version_id, owner, work, load=("markdown", "document"))
+
+
+def chunk_stored_conversion(
+    ctx: StageContext, version: DocumentVersion
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """`chunk_conversion` of the conversion stored on the version (its Markdown, page starts
+    and OCR facts; loaded with its document)."""
+    conversion = version.conversion or {}
+    converted = Converted(
+        markdown=version.markdown or "",
+        page_starts=[tuple(pair) for pair in version.page_starts or []],  # type: ignore[misc]
+        ocr=conversion.get("ocr"),
+    )
+    return chunk_conversion(
+        ctx,
+        version.document_id,
+        converted,
+        conversion.get("metadata") or {},
+        version.document.language,
+    )
 
 
 def chunk_conversion(
@@ -259,8 +272,7 @@ def chunk_conversion(
     it), for the chunks' lexical vectors."""
     described = dict(metadata)
     described.update(front_matter(normalise(converted.markdown))[0])
-    found = described.get("language") or described.get("lang")
-    language = language or (found.strip() if isinstance(found, str) and found.strip() else None)
+    language = language or repo.described_fields(described).get("language")
     # No chunks (a page of front matter only) is indexed as empty: its old points go.
     chunks = chunk_markdown(converted.markdown, ChunkSettings.from_settings(ctx.settings))
     return indexing.chunk_rows(document_id, chunks, converted, language), described

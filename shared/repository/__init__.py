@@ -42,6 +42,7 @@ if TYPE_CHECKING:
         record_delivery,
         set_active_collection,
     )
+    from shared.repository.finalize_batches import make_current
     from shared.repository.queries import (
         DocumentTotals,
         count_chunks,
@@ -76,10 +77,9 @@ if TYPE_CHECKING:
         add_usage,
         chunk_point_ids,
         describe_document,
+        described_fields,
         load_version,
-        make_current,
         other_live_lease,
-        other_versions_point_ids,
         replace_chunks,
         replace_chunks_of,
         save_conversion,
@@ -108,7 +108,15 @@ if TYPE_CHECKING:
 # The submodules are imported on first use of one of their names (PEP 562), not with the
 # package: `ingest status` reads through `overview` (the plain database driver) and starts
 # without SQLAlchemy's ORM, which alone takes about half of its 0.5 s start-up budget.
-_SUBMODULES = ("batches", "documents", "queries", "reaper", "stages", "versions")
+_SUBMODULES = (
+    "batches",
+    "documents",
+    "finalize_batches",
+    "queries",
+    "reaper",
+    "stages",
+    "versions",
+)
 
 
 def __getattr__(name: str) -> object:
@@ -143,6 +151,7 @@ __all__ = [
     "current_point_ids",
     "current_version_ids",
     "describe_document",
+    "described_fields",
     "dialect_insert",
     "document_by_identity",
     "document_events",
@@ -170,7 +179,6 @@ __all__ = [
     "mark_fetched_unchanged",
     "mark_purged",
     "other_live_lease",
-    "other_versions_point_ids",
     "previous_version",
     "recent_documents",
     "recent_stage_times",

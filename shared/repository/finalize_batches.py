@@ -1,6 +1,5 @@
-"""The finalize stage's reads and writes over a batch of versions: the same checks and moves
-as `make_current` and its helpers in `shared.repository.stages`, a statement for the batch
-instead of one per version."""
+"""The finalize stage's reads and writes, over a batch of versions: a statement for the batch
+instead of one per version (`make_current` is the same move for one version)."""
 
 from __future__ import annotations
 
@@ -13,7 +12,7 @@ import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
 from shared.models import Chunk, DocumentVersion, utcnow
-from shared.repository.batches import CHUNKS, VERSIONS, add_move_events
+from shared.repository.batches import CHUNKS, VERSIONS, add_move_events, lock_documents_of
 from shared.repository.stages import DOCUMENTS
 from shared.repository.versions import transition
 from shared.states import Status
@@ -43,7 +42,7 @@ def stale_points_of(
     session: Session, versions: dict[uuid.UUID, uuid.UUID]
 ) -> dict[uuid.UUID, set[uuid.UUID]]:
     """For each version (version id -> document id): the points of its document's other
-    versions that it does not use (`other_versions_point_ids`, for many)."""
+    versions that it does not use."""
     rows = (
         session.execute(
             sa.select(Chunk.document_id, Chunk.version_id, Chunk.point_id).where(
@@ -141,3 +140,11 @@ def make_current_many(session: Session, owner: str, version_ids: Sequence[uuid.U
         )
     )
     return made
+
+
+def make_current(session: Session, version: DocumentVersion, owner: str) -> bool:
+    """Finalize one version (`make_current_many` for one), its document locked first, in the
+    order registering a version takes them, so the two never deadlock; False if no longer
+    this owner's to move."""
+    lock_documents_of(session, [version.id])
+    return bool(make_current_many(session, owner, [version.id]))

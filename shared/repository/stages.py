@@ -11,8 +11,6 @@ from sqlalchemy.orm import Session, joinedload, undefer
 
 from shared.models import Chunk, Document, DocumentVersion, utcnow
 from shared.repository.batches import CHUNKS
-from shared.repository.versions import finish_stage, transition
-from shared.states import Status
 
 DOCUMENTS = Document.__table__
 
@@ -104,14 +102,11 @@ def _column_names(row: dict[str, Any]) -> dict[str, Any]:
     return named
 
 
-def describe_document(session: Session, document_id: uuid.UUID, found: dict[str, Any]) -> None:
-    """Fill the document's title, URL, language and tags from its front matter or PDF
-    metadata, where the uploader or the CMS did not give them.
-
-    One UPDATE that keeps what is set (no read first: a round trip less per page); tags, rare
-    in front matter, are compared in Python."""
+def described_fields(found: dict[str, Any]) -> dict[str, str]:
+    """The title, source URL and language that front matter or PDF metadata give (`url` and
+    `lang` are read too), trimmed; the names that give nothing are left out."""
     url = found.get("source_url") or found.get("url")
-    given = {
+    return {
         name: value.strip()[:1000]
         for name, value in (
             ("title", found.get("title")),
@@ -120,6 +115,15 @@ def describe_document(session: Session, document_id: uuid.UUID, found: dict[str,
         )
         if isinstance(value, str) and value.strip()
     }
+
+
+def describe_document(session: Session, document_id: uuid.UUID, found: dict[str, Any]) -> None:
+    """Fill the document's title, URL, language and tags from its front matter or PDF
+    metadata, where the uploader or the CMS did not give them.
+
+    One UPDATE that keeps what is set (no read first: a round trip less per page); tags, rare
+    in front matter, are compared in Python."""
+    given = described_fields(found)
     if given:
         session.execute(
             sa.update(DOCUMENTS)
@@ -171,21 +175,6 @@ def chunk_point_ids(session: Session, version_id: uuid.UUID) -> set[uuid.UUID]:
     return set(session.scalars(sa.select(Chunk.point_id).where(Chunk.version_id == version_id)))
 
 
-def other_versions_point_ids(session: Session, version_id: uuid.UUID) -> set[uuid.UUID]:
-    """Points of the document's other versions that this version does not use."""
-    document_id = sa.select(DocumentVersion.document_id).where(DocumentVersion.id == version_id)
-    keep = sa.select(Chunk.point_id).where(Chunk.version_id == version_id)
-    return set(
-        session.scalars(
-            sa.select(Chunk.point_id).where(
-                Chunk.document_id == document_id.scalar_subquery(),
-                Chunk.version_id != version_id,
-                Chunk.point_id.not_in(keep),
-            )
-        )
-    )
-
-
 def other_live_lease(session: Session, document_id: uuid.UUID, version_id: uuid.UUID) -> bool:
     """Whether another version of the document is still held by a running task."""
     return (
@@ -201,34 +190,3 @@ def other_live_lease(session: Session, document_id: uuid.UUID, version_id: uuid.
         ).first()
         is not None
     )
-
-
-def make_current(session: Session, version: DocumentVersion, owner: str) -> bool:
-    """Finalize: `upserting -> indexed`, the document points at it, the old one is superseded.
-
-    The document is locked before the version, in the order registering a version takes them,
-    so the two never deadlock.
-    """
-    document = session.get(
-        Document, version.document_id, with_for_update={"key_share": True}, populate_existing=True
-    )
-    assert document is not None
-    if not finish_stage(session, version.id, Status.UPSERTING, owner):
-        return False
-    previous = document.current_version_id
-    if previous and previous != version.id:
-        transition(
-            session,
-            previous,
-            Status.INDEXED,
-            Status.SUPERSEDED,
-            detail=f"version {version.number} indexed",
-        )
-    document.current_version_id = version.id
-    document.updated_at = utcnow()
-    # Vectors live in Qdrant now; older versions' chunks are no longer anybody's.
-    session.execute(sa.update(Chunk).where(Chunk.version_id == version.id).values(vector=None))
-    session.execute(
-        sa.delete(Chunk).where(Chunk.document_id == document.id, Chunk.version_id != version.id)
-    )
-    return True
