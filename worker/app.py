@@ -35,11 +35,24 @@ ROUTES = {
 }
 
 
+def transport_options(settings: Settings) -> dict[str, float]:
+    """Redis gives a killed worker's unacknowledged message back once it is older than the
+    visibility timeout, but kombu only looks every `unacked_restore_interval` x
+    `unacked_restore_throttle` (10 x 10 s): with a short timeout a lost task waited 100 s
+    more. The sweep runs every tenth of the timeout, between 10 and 100 s (kombu's default)."""
+    timeout = settings.visibility_timeout_seconds
+    return {
+        "visibility_timeout": timeout,
+        "unacked_restore_interval": min(10.0, max(1.0, timeout / 100)),
+        "unacked_restore_throttle": 10,
+    }
+
+
 def configure(app: Celery, settings: Settings) -> Celery:
     """Apply the settings to `app` (tests call this again after changing the environment)."""
     app.conf.update(
         broker_url=settings.redis_url or "memory://",
-        broker_transport_options={"visibility_timeout": settings.visibility_timeout_seconds},
+        broker_transport_options=transport_options(settings),
         broker_connection_retry_on_startup=True,
         broker_connection_timeout=5,
         # Sending a chain must fail fast when the broker is down: the reaper sends it later.
