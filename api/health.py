@@ -101,9 +101,7 @@ def dependency_checks(settings: Settings) -> dict[str, Check]:
     "/readyz",
     summary="Readiness: the database answers at the schema's head (broker and Qdrant reported)",
     response_model=Readiness,
-    responses={
-        503: {"model": Readiness, "description": "The database is down or not migrated."}
-    },
+    responses={503: {"model": Readiness, "description": "The database is down or not migrated."}},
 )
 def readyz(request: Request) -> JSONResponse:
     settings: Settings = request.app.state.settings

@@ -288,9 +288,7 @@ def list_documents(
     caller: Caller,
     status: Annotated[DocumentStatus | None, Query()] = None,
     source: Annotated[str | None, Query(max_length=64, pattern=NO_NUL)] = None,
-    updated_since: Annotated[
-        datetime | None, Query(), BeforeValidator(_date_time_only)
-    ] = None,
+    updated_since: Annotated[datetime | None, Query(), BeforeValidator(_date_time_only)] = None,
     q: Annotated[
         str | None,
         Query(

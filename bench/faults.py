@@ -215,6 +215,7 @@ def run(seed: int) -> dict[str, Any]:
                 if handles[which].process.poll() is not None:
                     restart(which)
                     exits += 1
+
         try:
             # Load: every page once, then ten of them re-published twice in quick succession,
             # from four threads at once (the webhook's concurrency).
@@ -299,8 +300,7 @@ def run(seed: int) -> dict[str, Any]:
             latest_indexed = sum(
                 1
                 for d in documents
-                if d.current_version_id is not None
-                and d.current_version_id == d.latest_version_id
+                if d.current_version_id is not None and d.current_version_id == d.latest_version_id
             )
         statuses: dict[str, int] = {}
         for version in versions:

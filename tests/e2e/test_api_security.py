@@ -71,9 +71,7 @@ def test_a_captured_publish_replayed_with_a_new_delivery_header_is_not_applied(
     assert count(pg, "document_versions") == 1
 
 
-def test_a_captured_delete_cannot_remove_a_republished_page(
-    anonymous: TestClient, pg: str
-) -> None:
+def test_a_captured_delete_cannot_remove_a_republished_page(anonymous: TestClient, pg: str) -> None:
     post_event(anonymous, cms_event("publish", "page-5", body="# V1"))
     captured = json.dumps(cms_event("delete", "page-5", body=None)).encode()
     captured_headers = signed_headers(captured)
@@ -123,7 +121,11 @@ def test_the_delivery_id_comes_only_from_the_signed_body(anonymous: TestClient) 
 
 # --- 4. only http(s) URLs; the page only at `/` ---------------------------------------------
 
-UNSAFE_URLS = ["javascript:alert(document.domain)", "data:text/html,<script>x</script>", "ftp://a/b"]
+UNSAFE_URLS = [
+    "javascript:alert(document.domain)",
+    "data:text/html,<script>x</script>",
+    "ftp://a/b",
+]
 
 
 def test_source_urls_other_than_http_are_422(client: TestClient, pg: str) -> None:

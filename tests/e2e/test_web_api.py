@@ -117,8 +117,16 @@ def test_the_page_is_served_with_the_limit_and_a_strict_policy(anonymous: TestCl
     assert '<html lang="nl">' in page.text  # Dutch by default; the switch sets `lang` itself
     policy = page.headers["content-security-policy"]
     assert "script-src 'self'" in policy and "frame-ancestors 'none'" in policy
-    for asset in ("i18n.js", "markdown.js", "app.js", "api.js", "ui.js", "upload.js",
-                  "documents.js", "document.js"):
+    for asset in (
+        "i18n.js",
+        "markdown.js",
+        "app.js",
+        "api.js",
+        "ui.js",
+        "upload.js",
+        "documents.js",
+        "document.js",
+    ):
         assert f'src="/static/{asset}"' in page.text
         script = anonymous.get(f"/static/{asset}")
         assert script.status_code == 200 and "javascript" in script.headers["content-type"]

@@ -158,8 +158,9 @@ def test_the_dutch_page_end_to_end(dutch_page: Page, site: str, pipeline: Pipeli
         pdf_id = page.url.split("#/documents/")[1]
         pdf_chunks = api(site, f"/v1/documents/{pdf_id}/chunks")["items"]
         expect(page.locator("article.chunk")).to_have_count(len(pdf_chunks))
-        for chunk, shown in zip(pdf_chunks, page.locator("article.chunk .chunk-pages").all(),
-                                strict=True):
+        for chunk, shown in zip(
+            pdf_chunks, page.locator("article.chunk .chunk-pages").all(), strict=True
+        ):
             first, last = chunk["page_start"], chunk["page_end"]
             words = f"pagina {first}" if first == last else f"pagina's {first}\u2013{last}"
             expect(shown).to_have_text(f" \u00b7 {words}")
@@ -245,13 +246,17 @@ def test_refused_front_matter_is_explained_and_not_offered_again(
 
     # A CMS page fetched by the worker fails its version; the same bytes again cannot help.
     with serve_http(_Cms) as cms, pipeline.worker():
-        event = json.dumps(cms_event("publish", "knie-ankers", body=None,
-                                     content_url=cms + "/p/knie.md")).encode()
+        event = json.dumps(
+            cms_event("publish", "knie-ankers", body=None, content_url=cms + "/p/knie.md")
+        ).encode()
         sent = httpx.post(site + "/v1/webhooks/cms", content=event, headers=signed_headers(event))
         assert sent.status_code == 202, sent.text
         document_id = sent.json()["document_id"]
-        wait_for(lambda: api(site, f"/v1/documents/{document_id}")["status"] == "failed",
-                 timeout=PIPELINE_MS / 1000, what="the CMS page to fail")
+        wait_for(
+            lambda: api(site, f"/v1/documents/{document_id}")["status"] == "failed",
+            timeout=PIPELINE_MS / 1000,
+            what="the CMS page to fail",
+        )
     page.goto(f"{site}/#/documents/{document_id}")
     error = page.locator("#document-error")
     expect(error).to_contain_text("geen YAML-ankers of -aliassen (&naam, *naam)")

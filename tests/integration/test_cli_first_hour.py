@@ -20,8 +20,6 @@ UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}
 KNIE = (ROOT / "examples" / "knieoperatie.md").read_bytes()
 
 
-
-
 def ingest(*args: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     """The real `ingest` console entry point in a subprocess (stdout and stderr apart)."""
     return subprocess.run(

@@ -37,8 +37,6 @@ INDEXED = [
 ]
 
 
-
-
 def events_by_file() -> dict[str, list[tuple[str | None, str]]]:
     from shared.models import Document
 

@@ -47,9 +47,12 @@ def test_a_scan_is_converted_on_the_ocr_queue_and_its_chunks_say_so(
     with pipeline.qdrant() as index:
         records = index.client.retrieve(index.collection, [str(c.point_id) for c in chunks])
     assert records and all(r.payload["ocr"] is True for r in records)
-    assert all(r.payload["ocr_confidence"] == c.extra["ocr_confidence"] for r, c in zip(
-        sorted(records, key=lambda r: r.payload["chunk_index"]), chunks, strict=True
-    ))
+    assert all(
+        r.payload["ocr_confidence"] == c.extra["ocr_confidence"]
+        for r, c in zip(
+            sorted(records, key=lambda r: r.payload["chunk_index"]), chunks, strict=True
+        )
+    )
 
 
 def test_scans_waiting_on_the_ocr_queue_count_as_the_convert_backlog(

@@ -45,8 +45,9 @@ def test_a_version_held_by_another_live_task_is_waited_for_past_three_retries(
     hold(registered.version_id, "another-task")
     with pipeline.worker() as worker:
         wait_for(
-            lambda: worker.output().count("Retry in 1s") >= 4
-            or "MaxRetriesExceeded" in worker.output(),
+            lambda: (
+                worker.output().count("Retry in 1s") >= 4 or "MaxRetriesExceeded" in worker.output()
+            ),
             timeout=60,
             what="four waits for the other task",
         )

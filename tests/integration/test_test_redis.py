@@ -48,8 +48,10 @@ def test_a_database_with_somebody_elses_data_is_refused_not_flushed(
     theirs.set(key, "precious")
     try:
         monkeypatch.setattr(services, "REDIS_SERVER", make_url_redis(services.REDIS_SERVER, number))
-        with pytest.raises(RuntimeError, match="holds data that is not the tests'"), \
-                reserved_redis_database():
+        with (
+            pytest.raises(RuntimeError, match="holds data that is not the tests'"),
+            reserved_redis_database(),
+        ):
             pass
         assert theirs.get(key) == b"precious"
     finally:

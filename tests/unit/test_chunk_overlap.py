@@ -78,8 +78,12 @@ def test_overlap_after_a_table_takes_its_rows_with_the_header_or_none() -> None:
 
 def test_overlap_scope_section_h1_and_document() -> None:
     text = (
-        "# One\n\n## A\n\n" + prose(300) + "\n\n## B\n\n" + prose(300, 1)
-        + "\n\n# Two\n\n" + prose(300, 2)
+        "# One\n\n## A\n\n"
+        + prose(300)
+        + "\n\n## B\n\n"
+        + prose(300, 1)
+        + "\n\n# Two\n\n"
+        + prose(300, 2)
     )
     overlaps = {}
     for scope in ("section", "h1", "document"):

@@ -223,11 +223,19 @@ def lookup(session: Session, key: str) -> Document:
         return matches[0]
     if matches:
         ids = ", ".join(str(doc.id) for doc in matches[:5])
-        errors.print(f"error: {key!r} starts {plural(len(matches), 'document id')}: {ids}; "
-                     "give more of the id", markup=False, highlight=False)
+        errors.print(
+            f"error: {key!r} starts {plural(len(matches), 'document id')}: {ids}; "
+            "give more of the id",
+            markup=False,
+            highlight=False,
+        )
     else:
-        errors.print(f"error: no document {key!r} (give its id, the start of its id, its "
-                     "external id or its file)", markup=False, highlight=False)
+        errors.print(
+            f"error: no document {key!r} (give its id, the start of its id, its "
+            "external id or its file)",
+            markup=False,
+            highlight=False,
+        )
     raise typer.Exit(1)
 
 
