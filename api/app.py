@@ -28,13 +28,13 @@ FORM_OVERHEAD_BYTES = 1024 * 1024
 
 def enqueue_version(version_id: uuid.UUID) -> None:
     """Send a new version to the pipeline (imported lazily: the worker package is heavy)."""
-    from worker.chain import enqueue_new
+    from worker.enqueue import enqueue_new
 
     enqueue_new(version_id)
 
 
 def enqueue_delete(document_id: uuid.UUID) -> None:
-    from worker.chain import enqueue_delete as send
+    from worker.enqueue import enqueue_delete as send
 
     send(document_id)
 

@@ -100,7 +100,7 @@ def pages() -> list[tuple[str, bytes]]:
 
 
 def submit(name: str, content: bytes, errors: list[str]) -> None:
-    from worker.chain import enqueue_new
+    from worker.enqueue import enqueue_new
 
     new = repo.NewVersion(
         source="cms",

@@ -135,7 +135,7 @@ def run_once(
         os.environ.update(env)
         get_settings.cache_clear()
         from worker.app import app, configure
-        from worker.chain import enqueue_new
+        from worker.enqueue import enqueue_new
 
         configure(app, get_settings())
         upgrade(db_url)

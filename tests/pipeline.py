@@ -44,7 +44,7 @@ class PipelineEnv:
     def submit(
         self, content: bytes, external_id: str = "page", media_type: str = "text/markdown"
     ) -> repo.Registered:
-        from worker.chain import enqueue_version
+        from worker.enqueue import enqueue_version
 
         new = new_version(
             content,

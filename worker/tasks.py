@@ -5,7 +5,7 @@ A task maps a stage's outcome to Celery, with retry budgets of its own, taken fr
 
 - BUSY (another live task holds the version) tries again every `BUSY_RETRY_SECONDS` for one
   lease (`LEASE_SECONDS`): by then the holder has finished, or died and its lease ran out and
-  this task takes over. If the holder is still alive after that, it carries the chain itself;
+  this task takes over. If the holder is still alive after that, it sends the next stage itself;
   this message ends with a warning (and the reaper watches the version either way).
 - A transient error (or a bug nobody foresaw) is retried with exponential backoff (countdowns
   below the visibility timeout); a stage runs at most `MAX_ATTEMPTS` times, then the version
@@ -259,7 +259,7 @@ def delete(self: Task, document_id: str, busy_waits: int = 0) -> str:
 
 @app.task(name="ingest.reap")
 def reap() -> dict[str, int]:
-    from worker.chain import backlog, enqueue_delete, enqueue_version
+    from worker.enqueue import backlog, enqueue_delete, enqueue_version
 
     report = reap_versions(enqueue_version, enqueue_delete, backlog=backlog)
     return {

@@ -184,7 +184,7 @@ def test_broker_down_at_upload_then_the_reaper_sends_it(
     assert redis.Redis.from_url(redis_url).llen("cpu") == 0
 
     use_settings(monkeypatch, REDIS_URL=redis_url)  # the broker is back
-    from worker.chain import enqueue_delete, enqueue_version
+    from worker.enqueue import enqueue_delete, enqueue_version
 
     with pipeline.worker():
         report = wait_for(

@@ -138,7 +138,7 @@ def test_the_index_carries_only_safe_urls(http: TestClient, pipeline: PipelineEn
     for name, url in (("old", "javascript:alert(document.cookie)"), ("new", "https://z.example/k")):
         content = f"# {name}\n\nTekst over de knie.\n".encode()
         new = new_version(content, name, source_url=url)
-        from worker.chain import enqueue_version
+        from worker.enqueue import enqueue_version
 
         registered.append(ingest.submit(new, enqueue_version))
     with pipeline.worker():

@@ -55,7 +55,7 @@ def moves_of(version_ids: list[uuid.UUID]) -> dict[uuid.UUID, list[tuple[str, st
 def test_new_pages_share_one_convert_message_and_move_through_each_state(
     pipeline: PipelineEnv,
 ) -> None:
-    from worker.chain import enqueue_new
+    from worker.enqueue import enqueue_new
 
     pipeline.env["STAGE_BATCH_VERSIONS"] = "4"
     ids = register(10, "burst", enqueue_new)
@@ -81,7 +81,7 @@ def test_a_redelivered_message_of_a_finished_page_still_takes_a_full_batch_of_wa
 ) -> None:
     """A convert message whose own page is done takes as many waiting pages as it may; when
     that is all it may take, it sends another message for the rest (none is left behind)."""
-    from worker.chain import enqueue_version
+    from worker.enqueue import enqueue_version
 
     pipeline.env["STAGE_BATCH_VERSIONS"] = "4"
     with pipeline.worker(concurrency=1):

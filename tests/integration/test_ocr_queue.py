@@ -59,7 +59,7 @@ def test_scans_waiting_on_the_ocr_queue_count_as_the_convert_backlog(
     pipeline: PipelineEnv, redis_url: str
 ) -> None:
     """So the reaper leaves a scan queued behind others alone instead of sending it again."""
-    from worker.chain import backlog
+    from worker.enqueue import backlog
 
     queue = redis.Redis.from_url(redis_url)
     queue.delete("cpu", "ocr")

@@ -132,7 +132,7 @@ def test_three_quick_versions_end_with_the_last_one_indexed(pipeline: PipelineEn
 
 
 def test_delete_removes_every_point(pipeline: PipelineEnv) -> None:
-    from worker.chain import enqueue_delete
+    from worker.enqueue import enqueue_delete
 
     with pipeline.worker():
         kept = pipeline.submit(page(sections=2, seed=9).encode(), "kept.md")
@@ -157,7 +157,7 @@ def test_a_publish_right_after_a_delete_wins_over_the_late_delete_task(
     """Delete, then publish again before the worker has run the delete task: the last one sent
     (the publish) wins; the late delete must not delete the document or supersede the new
     version."""
-    from worker.chain import enqueue_delete
+    from worker.enqueue import enqueue_delete
 
     late: list = []
     with pipeline.worker() as worker:

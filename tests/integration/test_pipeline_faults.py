@@ -72,7 +72,7 @@ def test_api_errors_500_then_429_still_end_indexed(pipeline: PipelineEnv) -> Non
 
 
 def test_reaper_recovers_a_version_left_in_embedding_with_no_task(pipeline: PipelineEnv) -> None:
-    from worker.chain import enqueue_delete, enqueue_version
+    from worker.enqueue import enqueue_delete, enqueue_version
 
     # Convert and chunk here, then leave the version in `embedding` as a dead worker would:
     # a lease that ran out, no message in any queue.

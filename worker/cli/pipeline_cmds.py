@@ -352,7 +352,7 @@ def delete(
     """Delete a document: its points leave the index, its history stays."""
     from shared import ingest
     from shared.db import transaction
-    from worker.chain import enqueue_delete
+    from worker.enqueue import enqueue_delete
 
     _in_process()
     with transaction() as session:

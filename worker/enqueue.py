@@ -1,4 +1,5 @@
-"""Where a version enters the pipeline's tasks, in one place. Messages carry ids only."""
+"""Where a version enters the pipeline's tasks (after the commit), in one place. Messages carry
+ids only."""
 
 from __future__ import annotations
 
