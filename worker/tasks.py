@@ -104,6 +104,8 @@ def _run(
     version_id: str,
     busy_waits: int,
 ) -> str:
+    # Messages sent before the stages went over batches carry a Celery chain of the later
+    # stages; a version that stops here must not go on along it (`request.chain` cleared).
     try:
         outcome = stage(uuid.UUID(version_id), task.request.id or f"local-{uuid.uuid4()}")
     except Exception as exc:
