@@ -92,29 +92,35 @@ def find_key(keys: list[ApiKey], presented: str) -> ApiKey | None:
     return found
 
 
-def match_key(keys: list[ApiKey], presented: str) -> str | None:
-    """The name of the key equal to `presented` (see `find_key`)."""
-    key = find_key(keys, presented)
-    return key.name if key else None
-
-
 def _unauthorized(detail: str) -> ApiProblem:
     return ApiProblem(401, detail, headers={"WWW-Authenticate": 'Bearer realm="ingest"'})
 
 
-def require_key(
-    request: Request,
-    credentials: HTTPAuthorizationCredentials | None = Depends(bearer),  # noqa: B008
-) -> str:
-    """FastAPI dependency: the caller's key name, or 401."""
-    if CREDENTIAL_PARAMETERS & {name.lower() for name in request.query_params}:
-        raise _unauthorized("API keys are accepted only in the Authorization header.")
-    if credentials is None or credentials.scheme.lower() != "bearer":
+def check_bearer(keys: list[ApiKey], authorization: str | None) -> ApiKey:
+    """The key an `Authorization: Bearer <key>` header presents, or a 401 saying what is
+    wrong: the one check of a presented key, for `KeyBeforeBody` and the routes alike."""
+    scheme, _, token = (authorization or "").partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
         raise _unauthorized("An API key is required: send `Authorization: Bearer <key>`.")
-    key = find_key(request.app.state.api_keys, credentials.credentials)
+    key = find_key(keys, token.strip())
     if key is None:
         raise _unauthorized("The API key is not valid.")
-    request.state.api_key = key
+    return key
+
+
+def require_key(
+    request: Request,
+    # Declares the scheme in the OpenAPI document; the header itself is read by check_bearer.
+    _credentials: HTTPAuthorizationCredentials | None = Depends(bearer),  # noqa: B008
+) -> str:
+    """FastAPI dependency: the caller's key name, or 401. `KeyBeforeBody` has already
+    checked the key of a `/v1` request (`request.state.api_key`): it is not hashed again."""
+    if CREDENTIAL_PARAMETERS & {name.lower() for name in request.query_params}:
+        raise _unauthorized("API keys are accepted only in the Authorization header.")
+    key: ApiKey | None = getattr(request.state, "api_key", None)
+    if key is None:
+        key = check_bearer(request.app.state.api_keys, request.headers.get("authorization"))
+        request.state.api_key = key
     return key.name
 
 

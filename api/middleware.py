@@ -2,8 +2,8 @@
 
 - `KeyBeforeBody`: a request to a key-protected path (`/v1/...` but the signed webhook) with
   no valid API key is answered 401 before a byte of its body is read, so an anonymous
-  client cannot make the API spool a large upload first. The route's own `require_key`
-  still runs (and checks the key's scopes); this only refuses earlier.
+  client cannot make the API spool a large upload first. The key it found is handed to the
+  route's `require_key` (which checks the key's scopes); this only refuses earlier.
 - `SecurityHeaders`: the standard headers on every response (`nosniff`, no framing, no
   referrer, no caching of API data); a header a route set itself (the page's CSP) is kept.
 - `UploadSizeLimit`: an upload whose Content-Length is over the limit gets a 413 with problem
@@ -15,8 +15,8 @@ from __future__ import annotations
 from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from api.auth import match_key
-from api.problems import problem, request_too_large
+from api.auth import check_bearer
+from api.problems import ApiProblem, problem, request_too_large
 
 PROTECTED_PREFIX = "/v1/"
 OPEN_PREFIXES = ("/v1/webhooks/",)  # the webhook is signed instead
@@ -31,16 +31,14 @@ class KeyBeforeBody:
             await self.app(scope, receive, send)
             return
         request = Request(scope)
-        scheme, _, token = request.headers.get("authorization", "").partition(" ")
-        if scheme.lower() != "bearer" or not token.strip():
-            detail = "An API key is required: send `Authorization: Bearer <key>`."
-        elif match_key(scope["app"].state.api_keys, token.strip()) is None:
-            detail = "The API key is not valid."
-        else:
-            await self.app(scope, receive, send)
+        try:
+            key = check_bearer(scope["app"].state.api_keys, request.headers.get("authorization"))
+        except ApiProblem as refused:
+            headers = {**(refused.headers or {}), "Connection": "close"}
+            await problem(request, 401, refused.detail, headers=headers)(scope, receive, send)
             return
-        headers = {"WWW-Authenticate": 'Bearer realm="ingest"', "Connection": "close"}
-        await problem(request, 401, detail, headers=headers)(scope, receive, send)
+        request.state.api_key = key  # the route's `require_key` takes it from here
+        await self.app(scope, receive, send)
 
 
 def _protected(path: str) -> bool:
