@@ -2,7 +2,8 @@
 
 The chunk may start with overlap from the previous chunk, so its first lines are often not what
 was found. The preview is the sentence (or list item, or table row) of the chunk's own text
-that shares the most stems with the query; the first one when nothing matches. Headings are
+that shares the most query words with it, each word weighted by how few of the chunk's
+sentences contain it; the first one when nothing matches. Headings are
 left out: the citation names them.
 """
 
@@ -38,10 +39,18 @@ def passage(text: str, query: str, width: int = 240) -> str:
     candidates = pieces(text)
     if not candidates:
         return text.strip()[:width]
-    wanted = sparse.stems_in_every_language(query)
+    found = [sparse.stems_in_every_language(piece) for piece in candidates]
+    # Each query word counts by how rare it is among the pieces: "met" or "the" in every
+    # sentence says nothing about which one answers, a word in one sentence says a lot.
+    weighted = []
+    for word in dict.fromkeys(sparse.words(query)):  # in order: the same sums every run
+        stems = sparse.stems_in_every_language(word)
+        pieces_with_it = sum(1 for piece_stems in found if stems & piece_stems)
+        if pieces_with_it:
+            weighted.append((stems, 1 / pieces_with_it))
 
-    def score(piece: str) -> int:
-        return len(wanted & sparse.stems_in_every_language(piece))
+    def score(at: int) -> float:
+        return sum(weight for stems, weight in weighted if stems & found[at])
 
-    best = max(candidates, key=score)  # max keeps the first of equals
+    best = candidates[max(range(len(candidates)), key=score)]  # max keeps the first of equals
     return best if len(best) <= width else best[: width - 1].rstrip() + "…"

@@ -63,3 +63,20 @@ def test_the_preview_is_the_sentence_that_matched_not_the_first() -> None:
     assert passage(text, "medicijnoverzicht") == "neem uw medicijnoverzicht mee"
     assert passage(text, "krukken oefenen") == "Oefen met krukken."
     assert passage(text, "niets hiervan") == "Stop twee weken voor de operatie met roken."
+
+
+def test_the_preview_weighs_words_the_chunk_rarely_uses_above_common_ones() -> None:
+    # The README's first search: "stoppen" and "met" also match the smoking sentence, which
+    # comes first; the sentence with "wanneer ... stopt" (and the one naming the drugs) is the
+    # answer, because "met" is in nearly every sentence and "wanneer" in one.
+    text = (
+        "## Voorbereiding\n\nStop twee weken voor de operatie met roken. Kom met iemand die u "
+        "naar huis brengt.\n\n### Medicijnen\n\nGebruikt u bloedverdunners, zoals "
+        "acenocoumarol, apixaban of clopidogrel? Dan hoort u van de anesthesioloog wanneer u "
+        "daarmee stopt. Stop nooit op eigen houtje. Neem een medicijnoverzicht mee naar het "
+        "spreekuur en naar de opname."
+    )
+    assert passage(text, "wanneer stoppen met bloedverdunners") == (
+        "Dan hoort u van de anesthesioloog wanneer u daarmee stopt."
+    )
+    assert passage(text, "roken") == "Stop twee weken voor de operatie met roken."
