@@ -4,7 +4,9 @@ A question line: `{"question": ..., "document": <external id or file name>, "ans
 sentences of the document]}`. A retrieved chunk *answers* when it belongs to that document and
 contains one of the sentences (whitespace and case normalised). Recall within a token budget
 takes the ranked chunks while they fit `budget` tokens: the fair comparison between chunk
-sizes (larger chunks find more per chunk, but cost more context).
+sizes (larger chunks find more per chunk, but cost more context). Of the questions answered
+in the top 10, the share whose answering hit's passage (the sentence the preview and the
+editors' page show) is, or is part of, an answer sentence: what a person reads first.
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ class Report:
     budget: int
     recall_in_budget: float
     mean_context_tokens: float
+    passage_shows_answer: float
     misses: list[Miss] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
@@ -88,6 +91,15 @@ def answers(hit: Hit, question: Question) -> bool:
     return any(normalised(answer) in text for answer in question.answers)
 
 
+def shows_answer(hit: Hit, question: Question) -> bool:
+    """The hit's passage is one of the answer sentences, or part of one (a preview is one
+    sentence, list item or table row; an answer may hold several)."""
+    shown = normalised(hit.passage.removesuffix("…"))
+    return bool(shown) and any(
+        shown in normalised(answer) or normalised(answer) in shown for answer in question.answers
+    )
+
+
 def evaluate(
     questions: list[Question],
     settings: Settings,
@@ -98,6 +110,7 @@ def evaluate(
 ) -> Report:
     top_k = settings.search_top_k
     found_at: list[int | None] = []
+    shown = 0
     in_budget = 0
     context_tokens = 0
     misses = []
@@ -109,6 +122,7 @@ def evaluate(
         ranked = sorted(result.hits, key=lambda h: h.rank)
         rank = next((n for n, hit in enumerate(ranked, 1) if answers(hit, q)), None)
         found_at.append(rank)
+        shown += rank is not None and shows_answer(ranked[rank - 1], q)
         spent, fits = 0, []
         for hit in ranked:
             spent += _tokens(hit)
@@ -143,6 +157,7 @@ def evaluate(
         budget=budget,
         recall_in_budget=round(in_budget / n, 3),
         mean_context_tokens=round(context_tokens / n, 1),
+        passage_shows_answer=round(shown / max(sum(1 for r in found_at if r), 1), 3),
         misses=misses,
     )
 

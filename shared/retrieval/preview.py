@@ -2,8 +2,9 @@
 
 The chunk may start with overlap from the previous chunk, so its first lines are often not what
 was found. The preview is the sentence (or list item, or table row) of the chunk's own text
-that shares the most query words with it, each word weighted by how few of the chunk's
-sentences contain it; the first one when nothing matches. Headings are
+that shares the most query words (stemmed) with it; among equals, the one whose shared words
+are in the fewest of the chunk's sentences; the first one when nothing matches. Measured by
+`ingest eval` ("passage shows the answer"). Headings are
 left out: the citation names them.
 """
 
@@ -40,8 +41,8 @@ def passage(text: str, query: str, width: int = 240) -> str:
     if not candidates:
         return text.strip()[:width]
     found = [sparse.stems_in_every_language(piece) for piece in candidates]
-    # Each query word counts by how rare it is among the pieces: "met" or "the" in every
-    # sentence says nothing about which one answers, a word in one sentence says a lot.
+    # A query word found in fewer of the pieces tells more about which one answers ("met" or
+    # "the" is in every sentence): it breaks ties between pieces sharing as many words.
     weighted = []
     for word in dict.fromkeys(sparse.words(query)):  # in order: the same sums every run
         stems = sparse.stems_in_every_language(word)
@@ -49,8 +50,9 @@ def passage(text: str, query: str, width: int = 240) -> str:
         if pieces_with_it:
             weighted.append((stems, 1 / pieces_with_it))
 
-    def score(at: int) -> float:
-        return sum(weight for stems, weight in weighted if stems & found[at])
+    def score(at: int) -> tuple[int, float]:
+        shared = [weight for stems, weight in weighted if stems & found[at]]
+        return len(shared), sum(shared)
 
     best = candidates[max(range(len(candidates)), key=score)]  # max keeps the first of equals
     return best if len(best) <= width else best[: width - 1].rstrip() + "…"

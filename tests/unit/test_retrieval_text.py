@@ -66,9 +66,9 @@ def test_the_preview_is_the_sentence_that_matched_not_the_first() -> None:
 
 
 def test_the_preview_weighs_words_the_chunk_rarely_uses_above_common_ones() -> None:
-    # The README's first search: "stoppen" and "met" also match the smoking sentence, which
-    # comes first; the sentence with "wanneer ... stopt" (and the one naming the drugs) is the
-    # answer, because "met" is in nearly every sentence and "wanneer" in one.
+    # The README's first search: "stoppen" and "met" match the smoking sentence, which comes
+    # first, as many words as "wanneer ... stopt" in the answer; "met" is in two sentences,
+    # "wanneer" in one, so the answer wins the tie.
     text = (
         "## Voorbereiding\n\nStop twee weken voor de operatie met roken. Kom met iemand die u "
         "naar huis brengt.\n\n### Medicijnen\n\nGebruikt u bloedverdunners, zoals "
