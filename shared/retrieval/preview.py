@@ -4,8 +4,8 @@ The chunk may start with overlap from the previous chunk, so its first lines are
 was found. The preview is the sentence (or list item, or table row) of the chunk's own text
 that shares the most query words (stemmed) with it; among equals, the one whose shared words
 are in the fewest of the chunk's sentences; the first one when nothing matches. Measured by
-`ingest eval` ("passage shows the answer"). Headings are
-left out: the citation names them.
+`ingest eval` ("passage shows the answer"). Headings and HTML tags are left out: the citation
+names the headings, and tags are markup, not text.
 """
 
 from __future__ import annotations
@@ -15,6 +15,9 @@ import re
 from shared.retrieval import sparse
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+# Inline HTML a crawler left in the page (`<button class="...">`, comments): the preview is
+# read by a person. Not autolinks (`<https://...>`): a tag name ends at a space, `/` or `>`.
+_HTML = re.compile(r"<!--.*?-->|</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>")
 _OWN_LINE = re.compile(r"^\s*([-*+]|\d+[.)]|\|)")  # list items and table rows stay alone
 _MARKER = re.compile(r"^([-*+]|\d+[.)])\s+")
 
@@ -25,6 +28,7 @@ def pieces(text: str) -> list[str]:
     for block in re.split(r"\n\s*\n", text):
         lines: list[str] = []
         for line in block.splitlines():
+            line = _HTML.sub(" ", line) if "<" in line else line
             if line.lstrip().startswith("#") or not line.strip():
                 continue
             if lines and not _OWN_LINE.match(line):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from shared.retrieval import sparse
 from shared.retrieval.citations import citation, cited_headings, slug
-from shared.retrieval.preview import passage
+from shared.retrieval.preview import passage, pieces
 
 
 def test_words_are_lower_cased_accent_folded_and_stemmed_by_language() -> None:
@@ -80,3 +80,16 @@ def test_the_preview_weighs_words_the_chunk_rarely_uses_above_common_ones() -> N
         "Dan hoort u van de anesthesioloog wanneer u daarmee stopt."
     )
     assert passage(text, "roken") == "Stop twee weken voor de operatie met roken."
+
+
+def test_the_preview_leaves_out_html_tags_but_keeps_autolinks() -> None:
+    text = (
+        "## Dental care\n\n<ul>\n<li>\n"
+        '<button class="usa-accordion-button" aria-controls="pow">I’m a former Prisoner of '
+        'War.</button>\n<div id="pow" class="usa-accordion-content"><!-- class -->\n\n'
+        "**You’re in:** Class IIC\n\n</div>\n</li>\n</ul>\n\n"
+        "Read more at <https://www.va.gov/dental>."
+    )
+    assert passage(text, "former prisoner of war") == "I’m a former Prisoner of War."
+    assert passage(text, "read more") == "Read more at <https://www.va.gov/dental>."
+    assert all("<" not in piece for piece in pieces(text)[:-1])
