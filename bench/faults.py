@@ -45,7 +45,7 @@ from shared.settings import get_settings  # noqa: E402
 from shared.states import IN_FLIGHT, Status  # noqa: E402
 from tests.fakes.openai_server import FakeOpenAI  # noqa: E402
 from tests.services import temporary_postgres_database  # noqa: E402
-from tests.workers import celery_worker, free_port, spawn, wait_for  # noqa: E402
+from tests.workers import PrivateRedis, celery_worker, spawn, wait_for  # noqa: E402
 
 CORPUS = ROOT / "tests" / "corpus"
 #: Short clocks so that recovery shows within a minute (the defaults are 15-minute scale).
@@ -60,38 +60,6 @@ CLOCKS = {
     "MAX_ATTEMPTS": "5",
     "EMBEDDING_MAX_RETRIES": "2",
 }
-
-
-class PrivateRedis:
-    """A redis-server of this run's own, without persistence: a restart loses every queue."""
-
-    def __init__(self, folder: Path) -> None:
-        self.port = free_port()
-        self.folder = folder
-        self.process: subprocess.Popen[bytes] | None = None
-
-    @property
-    def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}/0"
-
-    def start(self) -> None:
-        command = ["redis-server", "--port", str(self.port), "--save", "", "--appendonly", "no"]
-        self.process = spawn(command, dict(os.environ), self.folder / f"redis-{time.time()}.log")
-        import redis
-
-        wait_for(lambda: _pings(redis.Redis.from_url(self.url)), timeout=20, what="redis")
-
-    def kill(self) -> None:
-        assert self.process is not None
-        self.process.kill()
-        self.process.wait(timeout=10)
-
-
-def _pings(client: object) -> bool:
-    try:
-        return bool(client.ping())  # type: ignore[attr-defined]
-    except Exception:
-        return False
 
 
 def pages() -> list[tuple[str, bytes]]:

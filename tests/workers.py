@@ -18,6 +18,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
 
+import redis
+
 from tests.conftest import ROOT
 
 T = TypeVar("T")
@@ -117,3 +119,38 @@ def celery_worker(
         yield worker
     finally:
         worker.stop()
+
+
+class PrivateRedis:
+    """A redis-server of its own, without persistence, to kill and start again (on the same
+    port): a restart loses every queue, as a broker without its data would."""
+
+    def __init__(self, folder: Path) -> None:
+        self.port = free_port()
+        self.folder = folder
+        self.process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> None:
+        command = ["redis-server", "--port", str(self.port), "--save", "", "--appendonly", "no"]
+        self.process = spawn(command, dict(os.environ), self.folder / f"redis-{time.time()}.log")
+        wait_for(lambda: _pings(redis.Redis.from_url(self.url)), timeout=20, what="redis")
+
+    def kill(self) -> None:
+        assert self.process is not None
+        self.process.kill()
+        self.process.wait(timeout=10)
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.kill()
+
+
+def _pings(client: redis.Redis) -> bool:
+    try:
+        return bool(client.ping())
+    except redis.RedisError:
+        return False

@@ -89,6 +89,16 @@ app = configure(Celery("ingest", include=["worker.tasks"]), get_settings())
 
 
 @worker_init.connect
+def _survive_a_broker_loss(sender: Any, **_: Any) -> None:
+    """A worker consumes through kombu's Redis transport mended to survive losing its broker
+    while it holds messages (`worker.broker`). Set here, before the worker connects, so only
+    workers use it: the API and beat hold no messages, and Flower reads the broker's kind from
+    the connection's URL scheme, which a transport path would replace."""
+    if get_settings().redis_url:
+        sender.app.conf.broker_transport = "worker.broker:Transport"
+
+
+@worker_init.connect
 def _import_the_embedding_sdk(**_: Any) -> None:
     """The OpenAI SDK takes about a second to import: a worker pays it at boot (before prefork
     forks its children), not in its first task; the CLI and the hashing embedder never do."""

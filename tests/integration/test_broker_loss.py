@@ -1,0 +1,88 @@
+"""A worker that holds messages when its broker vanishes stays up and serves again once the
+broker is back (kombu's Redis transport made it exit: `worker.broker`)."""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+
+import pytest
+
+from shared.settings import get_settings
+from shared.states import Status
+from tests.integration.test_pipeline import page
+from tests.pipeline import PipelineEnv
+from tests.workers import PrivateRedis, celery_worker, wait_for
+
+pytestmark = pytest.mark.integration
+
+
+def test_a_worker_holding_a_message_survives_losing_its_broker(
+    pipeline: PipelineEnv, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from worker import tasks
+    from worker.app import app, configure
+
+    broker = PrivateRedis(tmp_path)
+    broker.start()
+    try:
+        env = {**pipeline.env, "REDIS_URL": broker.url}
+        monkeypatch.setenv("REDIS_URL", broker.url)
+        get_settings.cache_clear()
+        configure(app, get_settings())
+        with celery_worker(env, tmp_path, queues="cpu") as worker:
+            # A countdown keeps the message in the worker, unacknowledged, as a convert
+            # message waiting for its gather time or a stage waiting to retry does.
+            held = tasks.convert.apply_async(([str(uuid.uuid4())],), countdown=300)
+            wait_for(lambda: f"[{held.id}] received" in worker.output(), what="the held task")
+            broker.kill()
+            wait_for(
+                lambda: (
+                    "Connection to broker lost" in worker.output()
+                    or worker.process.poll() is not None
+                ),
+                what="the worker to notice",
+            )
+            broker.start()
+            served = tasks.convert.apply_async(([str(uuid.uuid4())],))
+            wait_for(
+                lambda: (
+                    f"[{served.id}] succeeded" in worker.output()
+                    or worker.process.poll() is not None
+                ),
+                timeout=60,
+                what="the worker to serve again",
+            )
+            assert worker.process.poll() is None, worker.output()[-3000:]
+            assert f"[{served.id}] succeeded" in worker.output()
+    finally:
+        broker.stop()
+
+
+def test_a_task_running_through_a_broker_loss_finishes_and_its_page_is_indexed(
+    pipeline: PipelineEnv, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from worker.app import app, configure
+
+    broker = PrivateRedis(tmp_path)
+    broker.start()
+    try:
+        env = {**pipeline.env, "REDIS_URL": broker.url}
+        monkeypatch.setenv("REDIS_URL", broker.url)
+        get_settings.cache_clear()
+        configure(app, get_settings())
+        pipeline.fake.latency = 3.0  # the embed request is in flight while the broker is away
+        with celery_worker(env, tmp_path, queues="cpu,io") as worker:
+            registered = pipeline.submit(page(sections=2).encode(), "through-the-loss.md")
+            wait_for(
+                lambda: pipeline.version(registered.version_id).status == Status.EMBEDDING,
+                what="the embed stage to run",
+            )
+            broker.kill()
+            broker.start()
+            # The embed task finishes on its old channel, sends the next stage on a new one.
+            version = pipeline.wait_done(registered.version_id, timeout=60)
+            assert worker.process.poll() is None, worker.output()[-3000:]
+        assert version.status == Status.INDEXED, version.error_message
+    finally:
+        broker.stop()
