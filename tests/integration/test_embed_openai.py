@@ -119,6 +119,31 @@ def test_429_with_retry_after_1_is_waited_out_then_succeeds(fake: FakeOpenAI) ->
     assert result.requests == 2
 
 
+def test_rate_limit_answers_are_waited_out_apart_from_the_error_retries(
+    fake: FakeOpenAI,
+) -> None:
+    # One retry allowed: a 500 uses it; the 429s after it are waits, not failures (they used
+    # to count too, and failed the request, and with it every page of the batch).
+    fake.fail_next(1, status=500)
+    fake.rate_limit_next(3, retry_after=0.01)
+    result = embedder_for(fake, max_retries=1).embed(["Drink enough water."])
+    assert fake.statuses() == [500, 429, 429, 429, 200]
+    assert result.requests == 5
+
+
+def test_waits_are_bounded_and_errors_still_fail_after_max_retries(fake: FakeOpenAI) -> None:
+    fake.rate_limit_next(6, retry_after=0.01)  # a 7th request would get its 200
+    with pytest.raises(TransientError) as caught:
+        embedder_for(fake, max_retries=1).embed(["Drink enough water."])
+    assert caught.value.code == "embedding_unavailable"
+    # 4 waits per allowed retry, then the 429s count as errors: 4 waits + 1 retry + 1 first.
+    assert fake.statuses() == [429] * 6
+    fake.fail_next(2, status=500)
+    with pytest.raises(TransientError):
+        embedder_for(fake, max_retries=1).embed(["Drink enough water."])
+    assert fake.statuses()[6:] == [500, 500]
+
+
 def test_five_500s_then_success(fake: FakeOpenAI) -> None:
     before = metric("ingest_embedding_retries_total", model=MODEL, reason="server_error")
     fake.fail_next(5, status=500)

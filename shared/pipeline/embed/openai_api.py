@@ -3,6 +3,11 @@
 The SDK runs with `max_retries=0` and the retry loop is ours, because the SDK's loop would retry
 a 429 `insufficient_quota` (which never heals by waiting) and hide the response headers the
 limiter learns from. Any OpenAI-compatible server works through `base_url`.
+
+A rate-limit answer (429, not `insufficient_quota`) asks us to wait, it is not a failure: it
+is waited out (its `Retry-After`) up to `RATE_LIMITED_WAITS` times per allowed retry, apart
+from the `max_retries` that errors and timeouts get. Counted together, a burst of 429s after
+a few 500s used up one request's retries and failed every page of its batch.
 """
 
 from __future__ import annotations
@@ -31,6 +36,8 @@ logger = logging.getLogger("shared.embed")
 QUOTA_MESSAGE = (
     "The OpenAI account has run out of credit (insufficient_quota). Add credit, then re-ingest."
 )
+#: Rate-limit answers waited out per allowed retry (`max_retries`): 0 retries, 0 waits.
+RATE_LIMITED_WAITS = 4
 _DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h)")
 _DURATION_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
 
@@ -158,7 +165,8 @@ class OpenAIEmbedder:
     def _send(self, texts: Sequence[str], tokens: int) -> tuple[list[list[float]], int, int]:
         """One request with retries: (vectors, tokens billed, requests sent)."""
         failure = ""
-        for attempt in range(self.max_retries + 1):
+        failures = waits = 0  # errors against max_retries; rate-limit answers waited out
+        while True:
             self._limiter.acquire(tokens, 1)
             try:
                 raw = self._client.embeddings.with_raw_response.create(
@@ -193,23 +201,29 @@ class OpenAIEmbedder:
                 vectors, used = self._read(raw.http_response.content, len(texts), tokens)
                 EMBEDDING_REQUESTS.labels(self.model, "ok").inc()
                 EMBEDDING_TOKENS.labels(self.model).inc(used)
-                return vectors, used, attempt + 1
-            if attempt == self.max_retries:
+                return vectors, used, failures + waits + 1
+            if reason == "rate_limited" and waits < RATE_LIMITED_WAITS * self.max_retries:
+                waits += 1
+                delay = self._delay(waits - 1, wait)
+                logger.warning("Embedding request rate limited (%s); waiting %.2fs", failure, delay)
+            elif failures < self.max_retries:
+                failures += 1
+                delay = self._delay(failures - 1, wait)
+                logger.warning(
+                    "Embedding request failed (%s); retry %d of %d in %.2fs",
+                    failure,
+                    failures,
+                    self.max_retries,
+                    delay,
+                )
+            else:
                 break
             EMBEDDING_REQUESTS.labels(self.model, "retry").inc()
             EMBEDDING_RETRIES.labels(self.model, reason).inc()
-            delay = self._delay(attempt, wait)
-            logger.warning(
-                "Embedding request failed (%s); retry %d of %d in %.2fs",
-                failure,
-                attempt + 1,
-                self.max_retries,
-                delay,
-            )
             self._sleep(delay)
         EMBEDDING_REQUESTS.labels(self.model, "error").inc()
         raise TransientError(
-            f"The embeddings API failed {self.max_retries + 1} times in a row (last: {failure}); "
+            f"The embeddings API failed {failures + waits + 1} times in a row (last: {failure}); "
             "the embedding stage will be tried again later.",
             code="embedding_unavailable",
         )
