@@ -39,7 +39,8 @@ NOTES = {
     "embedding_max_input_tokens": "Tokens per input (API limit 8192)",
     "embedding_tokens_per_minute": "The account's token limit, shared by all workers via Redis",
     "embedding_requests_per_minute": "The account's request limit, shared by all workers",
-    "embedding_max_retries": "Retries of one embeddings request on 429/5xx/timeouts",
+    "embedding_max_retries": "Retries of one embeddings request on 5xx/timeouts; "
+    "rate-limit answers (429) are waited out apart from these, up to 4 per retry",
     "embedding_timeout_seconds": "Timeout of one embeddings request",
     "hashing_dimensions": "Vector size of the offline hashing embedder (not for production)",
     "chunk_target_tokens": "Chunk size aimed for (cl100k_base tokens)",
