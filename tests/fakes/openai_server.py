@@ -96,6 +96,7 @@ class FakeOpenAI:
         self._requests_bucket = _Bucket(requests_per_minute) if requests_per_minute else None
         self._scripted: deque[ApiError | _Answer] = deque()
         self._log: list[RecordedRequest] = []
+        self._arrived = 0
         self._address = (host, port)
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -179,12 +180,19 @@ class FakeOpenAI:
     def count(self, status: int) -> int:
         return sum(1 for r in self.requests if r.status == status)
 
+    def arrived(self) -> int:
+        """Requests received so far, answered or still in flight (`requests` holds answers)."""
+        with self._lock:
+            return self._arrived
+
     def tokens_accepted(self) -> int:
         return sum(r.tokens for r in self.requests if r.status == 200)
 
     # --- the API -----------------------------------------------------------------------------
     def handle(self, headers: dict[str, str], raw_body: bytes) -> tuple[int, dict[str, str], Any]:
         """Answer one `POST /v1/embeddings`: (status, headers, JSON body)."""
+        with self._lock:
+            self._arrived += 1
         if self.latency:
             time.sleep(self.latency)  # simulated processing time, not synchronisation
         body: dict[str, Any] = {}

@@ -4,6 +4,7 @@ broker is back (kombu's Redis transport made it exit: `worker.broker`)."""
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,72 +18,70 @@ from tests.workers import PrivateRedis, celery_worker, wait_for
 pytestmark = pytest.mark.integration
 
 
-def test_a_worker_holding_a_message_survives_losing_its_broker(
+@pytest.fixture
+def broker(
     pipeline: PipelineEnv, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from worker import tasks
+) -> Iterator[PrivateRedis]:
+    """A redis-server of the test's own as the broker of this process and `pipeline.env`."""
     from worker.app import app, configure
 
-    broker = PrivateRedis(tmp_path)
-    broker.start()
+    shared_url = pipeline.env["REDIS_URL"]
+    private = PrivateRedis(tmp_path)
+    private.start()
+    pipeline.env["REDIS_URL"] = private.url
+    monkeypatch.setenv("REDIS_URL", private.url)
+    get_settings.cache_clear()
+    configure(app, get_settings())
     try:
-        env = {**pipeline.env, "REDIS_URL": broker.url}
-        monkeypatch.setenv("REDIS_URL", broker.url)
+        yield private
+    finally:
+        private.stop()
+        pipeline.env["REDIS_URL"] = shared_url
+        monkeypatch.setenv("REDIS_URL", shared_url)
         get_settings.cache_clear()
         configure(app, get_settings())
-        with celery_worker(env, tmp_path, queues="cpu") as worker:
-            # A countdown keeps the message in the worker, unacknowledged, as a convert
-            # message waiting for its gather time or a stage waiting to retry does.
-            held = tasks.convert.apply_async(([str(uuid.uuid4())],), countdown=300)
-            wait_for(lambda: f"[{held.id}] received" in worker.output(), what="the held task")
-            broker.kill()
-            wait_for(
-                lambda: (
-                    "Connection to broker lost" in worker.output()
-                    or worker.process.poll() is not None
-                ),
-                what="the worker to notice",
-            )
-            broker.start()
-            served = tasks.convert.apply_async(([str(uuid.uuid4())],))
-            wait_for(
-                lambda: (
-                    f"[{served.id}] succeeded" in worker.output()
-                    or worker.process.poll() is not None
-                ),
-                timeout=60,
-                what="the worker to serve again",
-            )
-            assert worker.process.poll() is None, worker.output()[-3000:]
-            assert f"[{served.id}] succeeded" in worker.output()
-    finally:
-        broker.stop()
+
+
+def test_a_worker_holding_a_message_survives_losing_its_broker(
+    pipeline: PipelineEnv, broker: PrivateRedis, tmp_path: Path
+) -> None:
+    from worker import tasks
+
+    with celery_worker(pipeline.env, tmp_path, queues="cpu") as worker:
+        # A countdown keeps the message in the worker, unacknowledged, as a convert message
+        # waiting for its gather time or a stage waiting to retry does.
+        held = tasks.convert.apply_async(([str(uuid.uuid4())],), countdown=300)
+        wait_for(lambda: f"[{held.id}] received" in worker.output(), what="the held task")
+        broker.kill()
+        wait_for(
+            lambda: (
+                "Connection to broker lost" in worker.output() or worker.process.poll() is not None
+            ),
+            what="the worker to notice",
+        )
+        broker.start()
+        served = tasks.convert.apply_async(([str(uuid.uuid4())],))
+        wait_for(
+            lambda: (
+                f"[{served.id}] succeeded" in worker.output() or worker.process.poll() is not None
+            ),
+            timeout=60,
+            what="the worker to serve again",
+        )
+        assert worker.process.poll() is None, worker.output()[-3000:]
+        assert f"[{served.id}] succeeded" in worker.output()
 
 
 def test_a_task_running_through_a_broker_loss_finishes_and_its_page_is_indexed(
-    pipeline: PipelineEnv, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    pipeline: PipelineEnv, broker: PrivateRedis, tmp_path: Path
 ) -> None:
-    from worker.app import app, configure
-
-    broker = PrivateRedis(tmp_path)
-    broker.start()
-    try:
-        env = {**pipeline.env, "REDIS_URL": broker.url}
-        monkeypatch.setenv("REDIS_URL", broker.url)
-        get_settings.cache_clear()
-        configure(app, get_settings())
-        pipeline.fake.latency = 3.0  # the embed request is in flight while the broker is away
-        with celery_worker(env, tmp_path, queues="cpu,io") as worker:
-            registered = pipeline.submit(page(sections=2).encode(), "through-the-loss.md")
-            wait_for(
-                lambda: pipeline.version(registered.version_id).status == Status.EMBEDDING,
-                what="the embed stage to run",
-            )
-            broker.kill()
-            broker.start()
-            # The embed task finishes on its old channel, sends the next stage on a new one.
-            version = pipeline.wait_done(registered.version_id, timeout=60)
-            assert worker.process.poll() is None, worker.output()[-3000:]
-        assert version.status == Status.INDEXED, version.error_message
-    finally:
-        broker.stop()
+    pipeline.fake.latency = 3.0  # the embed request is in flight while the broker is away
+    with celery_worker(pipeline.env, tmp_path, queues="cpu,io") as worker:
+        registered = pipeline.submit(page(sections=2).encode(), "through-the-loss.md")
+        wait_for(lambda: pipeline.fake.arrived() == 1, what="the embed request to be sent")
+        broker.kill()
+        broker.start()
+        # The embed task finishes on its old channel and sends the next stage on a new one.
+        version = pipeline.wait_done(registered.version_id, timeout=60)
+        assert worker.process.poll() is None, worker.output()[-3000:]
+    assert version.status == Status.INDEXED, version.error_message
