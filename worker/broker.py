@@ -40,17 +40,21 @@ class Channel(kombu_redis.Channel):
                 "resends what a broker that lost its data lost)"
             )
 
-    def basic_ack(self, delivery_tag: Any, multiple: bool = False) -> None:
+    def _answerable(self) -> bool:
+        """False (said in the log) when the message came on a connection since lost: an
+        acknowledgement or rejection through it would fail, and Redis returns it anyway."""
         if self._connection_gone():
             log.warning(f"a message came on a broker connection since lost: {COMES_BACK}")
-            return
-        super().basic_ack(delivery_tag, multiple)
+            return False
+        return True
+
+    def basic_ack(self, delivery_tag: Any, multiple: bool = False) -> None:
+        if self._answerable():
+            super().basic_ack(delivery_tag, multiple)
 
     def basic_reject(self, delivery_tag: Any, requeue: bool = False) -> None:
-        if self._connection_gone():
-            log.warning(f"a message came on a broker connection since lost: {COMES_BACK}")
-            return
-        super().basic_reject(delivery_tag, requeue)
+        if self._answerable():
+            super().basic_reject(delivery_tag, requeue)
 
 
 class Transport(kombu_redis.Transport):
