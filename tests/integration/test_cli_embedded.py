@@ -77,3 +77,26 @@ def test_reindex_fills_a_new_collection_and_switches_to_it(embedded: Path) -> No
     assert runner.invoke(app, ["verify"]).exit_code == 0
     hits = runner.invoke(app, ["search", "bloedverdunners", "-k", "1"])
     assert hits.exit_code == 0 and "Knieoperatie" in hits.stdout
+
+
+def test_run_leaves_hidden_files_and_folders_out_unless_asked(embedded: Path) -> None:
+    folder = embedded / "site"
+    (folder / ".hidden").mkdir(parents=True)
+    (folder / ".venv" / "lib").mkdir(parents=True)
+    (folder / "page.md").write_text("# Bezoektijden\n\nBezoek is welkom van 14 tot 20 uur.\n")
+    (folder / ".hidden" / "secret.md").write_text("# Geheim\n\nNiet voor de chatbot.\n")
+    (folder / ".venv" / "lib" / "README.md").write_text("# A package\n\nIts readme.\n")
+    (folder / ".draft.md").write_text("# Concept\n\nNog niet klaar.\n")
+
+    first = runner.invoke(app, ["run", str(folder)])
+    assert first.exit_code == 0, first.output
+    assert summary(first.stdout)["indexed"] == 1, first.stdout
+    assert "3 hidden files left out" in first.stdout
+    with transaction() as session:
+        listed, _ = repo.list_documents(session)
+        names = {d.external_id.rsplit("/", 1)[-1] for d, _ in listed}
+    assert names == {"page.md"}
+
+    second = runner.invoke(app, ["run", "--include-hidden", str(folder)])
+    assert second.exit_code == 0, second.output
+    assert summary(second.stdout)["indexed"] == 3, second.stdout

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.console import Console
 
-from worker.cli.files import SUFFIXES, plural
+from worker.cli.files import document_files, plural
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -63,8 +63,7 @@ def _files(paths: list[Path]) -> Iterator[Path]:
     """The files named, and the Markdown, text and PDF files under the folders named."""
     for path in paths:
         if path.is_dir():
-            found = (p for p in path.rglob("*") if p.suffix.lower() in SUFFIXES and p.is_file())
-            yield from sorted(found)
+            yield from (found.path for found in document_files([path]).files)
         else:
             yield path  # a missing file is reported by read_bytes
 

@@ -29,6 +29,7 @@ class Listing:
 
     files: list[Found] = field(default_factory=list)
     unsupported: list[Path] = field(default_factory=list)
+    hidden: list[Path] = field(default_factory=list)
 
 
 def external_id(path: Path, base: Path | None, id_prefix: str | None) -> str:
@@ -39,9 +40,19 @@ def external_id(path: Path, base: Path | None, id_prefix: str | None) -> str:
     return id_prefix + relative.as_posix()
 
 
-def document_files(paths: Iterable[Path], id_prefix: str | None = None) -> Listing:
+def is_hidden(path: Path, base: Path) -> bool:
+    """A dot-file, or a file inside a dot-folder, below `base` (`.venv/`, `.git/`, `.draft.md`):
+    left out of a folder's listing, as `ls` and editors' file pickers do."""
+    return any(part.startswith(".") for part in path.relative_to(base).parts)
+
+
+def document_files(
+    paths: Iterable[Path], id_prefix: str | None = None, include_hidden: bool = False
+) -> Listing:
     """Files named directly, and every Markdown, text or PDF file under the folders, sorted;
-    other files under the folders are listed as unsupported. A file found twice counts once."""
+    other files under the folders are listed as unsupported, hidden ones (unless
+    `include_hidden`) as hidden. A file found twice counts once; a file named directly is taken
+    even when hidden (the user asked for it)."""
     listing = Listing()
     seen: set[Path] = set()
 
@@ -53,9 +64,11 @@ def document_files(paths: Iterable[Path], id_prefix: str | None = None) -> Listi
     for path in paths:
         if path.is_dir():
             for found in sorted(p for p in path.rglob("*") if p.is_file()):
-                if found.suffix.lower() in SUFFIXES:
+                if not include_hidden and is_hidden(found, path):
+                    listing.hidden.append(found)
+                elif found.suffix.lower() in SUFFIXES:
                     add(found, path)
-                elif not any(part.startswith(".") for part in found.relative_to(path).parts):
+                else:
                     listing.unsupported.append(found)
         elif path.is_file():
             add(path, None)

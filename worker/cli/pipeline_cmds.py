@@ -48,6 +48,13 @@ def run(
     log_file: Annotated[
         Path, typer.Option(help="Where log lines go while the progress bar runs.")
     ] = Path(".ingest/ingest.log"),
+    include_hidden: Annotated[
+        bool,
+        typer.Option(
+            help="Also take dot-files and files in dot-folders (.venv, .git) found "
+            "under the folders given (left out by default)."
+        ),
+    ] = False,
 ) -> None:
     """Ingest files and folders (Markdown, text, PDF) and print a summary."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -60,7 +67,7 @@ def run(
     from shared.settings import get_settings
 
     try:
-        listing = document_files(paths, id_prefix)
+        listing = document_files(paths, id_prefix, include_hidden)
     except FileNotFoundError as exc:
         errors.print(f"[red]error: {exc}", markup=True, highlight=False)
         raise typer.Exit(2) from None
@@ -123,6 +130,12 @@ def run(
         configure_logging(settings)  # back to stderr
         log_stream.close()
     failed = _summary(registered, refused, log_file)
+    if listing.hidden:
+        console.print(
+            f"{plural(len(listing.hidden), 'hidden file')} left out (dot-files and dot-folders); "
+            "--include-hidden takes them",
+            highlight=False,
+        )
     exit_quickly()  # everything is written and closed by now
     raise typer.Exit(1 if failed else 0)
 
