@@ -232,6 +232,11 @@ class CmsPage(BaseModel):
     language: str | None = Field(default=None, max_length=35)
     tags: list[str] = Field(default_factory=list, max_length=100)
     body: str | None = None
+    content_type: Literal["text/markdown", "text/html"] = Field(
+        default="text/markdown",
+        description="What `body` is: Markdown, or an HTML page (its article is extracted; "
+        "navigation, header and footer are dropped). A `content_url` is judged by its bytes.",
+    )
     content_url: str | None = Field(default=None, max_length=2000)
 
     @field_validator("url")

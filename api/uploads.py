@@ -14,10 +14,14 @@ from fastapi import UploadFile
 from api.problems import ApiProblem, readable_size
 from shared.errors import FrontMatterError, PermanentError
 from shared.pipeline.convert import detect_media_type
+from shared.pipeline.convert.docx import DOCX_MEDIA_TYPE
+from shared.pipeline.convert.html import HTML_MEDIA_TYPE
 from shared.pipeline.convert.text import decode_text, normalise_newlines
 from shared.pipeline.front_matter import front_matter
 
-ACCEPTED_MEDIA_TYPES = frozenset({"text/markdown", "text/plain", "application/pdf"})
+ACCEPTED_MEDIA_TYPES = frozenset(
+    {"text/markdown", "text/plain", "application/pdf", DOCX_MEDIA_TYPE, HTML_MEDIA_TYPE}
+)
 TEXT_MEDIA_TYPES = frozenset({"text/markdown", "text/plain"})
 MAX_FILENAME_CHARS = 255
 
@@ -60,7 +64,8 @@ def read_upload(part: UploadFile, limit: int) -> tuple[bytes, str]:
     if media_type not in ACCEPTED_MEDIA_TYPES:
         raise ApiProblem(
             415,
-            f"The file {filename or ''!r} is not a Markdown, plain-text or PDF document "
+            f"The file {filename or ''!r} is not a Markdown, plain-text, PDF, Word (.docx) or "
+            "HTML document "
             "(judged by its content, not its name).",
             title="Unsupported media type",
             detected=media_type,

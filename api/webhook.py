@@ -198,7 +198,7 @@ def _handle(event: CmsEvent, delivery_id: str, state: Any) -> WebhookResult:
     content = page.body.encode("utf-8") if page.body is not None else b""
     if len(content) > state.settings.max_upload_bytes:
         raise ApiProblem(413, "The page body is larger than the upload limit.")
-    if page.body is not None:
+    if page.body is not None and page.content_type == "text/markdown":
         check_front_matter(page.body)
     new = repo.NewVersion(
         source=CMS_SOURCE,
@@ -206,7 +206,7 @@ def _handle(event: CmsEvent, delivery_id: str, state: Any) -> WebhookResult:
         content=content,
         sha256=ingest.sha256(content) if content else "",
         content_url=None if page.body is not None else page.content_url,
-        media_type="text/markdown",
+        media_type=page.content_type,
         title=page.title,
         source_url=page.url,
         language=page.language,

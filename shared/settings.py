@@ -113,6 +113,11 @@ class Settings(BaseSettings):
     max_upload_bytes: int = 50 * 1024 * 1024
     pdf_max_pages: int = 500
     convert_timeout_seconds: float = 120.0
+    office_max_unpacked_bytes: int = Field(
+        default=100 * 1024 * 1024,
+        description="A Word document whose text and layout parts unpack to more is refused "
+        "(`too_large`): a ZIP bomb never reaches the converter. Images do not count.",
+    )
     content_fetch_max_bytes: int = 10 * 1024 * 1024
     content_fetch_timeout_seconds: float = 30.0
     content_fetch_allowed_hosts: Annotated[list[str], NoDecode] = Field(

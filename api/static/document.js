@@ -8,7 +8,8 @@ const DocumentView = (() => {
   // Failures that sending the same bytes again cannot fix: no Re-ingest for them.
   // (A CMS page's fetched bytes are kept on its version, so re-ingesting it sends them again.)
   const FILE_MUST_CHANGE = new Set(["pdf_encrypted", "pdf_corrupt", "unsupported_media_type",
-    "undecodable_text", "too_large", "front_matter_refused"]);
+    "undecodable_text", "too_large", "front_matter_refused", "docx_corrupt", "office_encrypted",
+    "office_macros", "html_no_content"]);
   let documentId = null;
   let shownChunksOf = null; // the version whose chunks are on screen
   let detail = null;

@@ -203,8 +203,8 @@ const I18n = (() => {
       "problem.401": "Deze sleutel is geweigerd. Meld u opnieuw aan met een geldige API-sleutel.",
       "problem.413": "Geweigerd: te groot (max. {limit}).",
       "problem.413NoLimit": "Geweigerd: te groot.",
-      "problem.415": "Geweigerd: geen Markdown-, tekst- of PDF-bestand (beoordeeld op de inhoud, "
-        + "niet op de naam).",
+      "problem.415": "Geweigerd: geen Markdown-, tekst-, PDF-, Word- (.docx) of HTML-bestand "
+        + "(beoordeeld op de inhoud, niet op de naam).",
       "problem.404": "Dit document bestaat niet (meer).",
       "problem.422": "Geweigerd: {detail}",
       "problem.422Default": "het verzoek is niet geldig",
@@ -223,7 +223,16 @@ const I18n = (() => {
       "errors.too_large": "Het bestand is te groot of heeft te veel pagina's.",
       "errors.conversion_timeout": "Het omzetten duurde te lang. Probeer het opnieuw of "
         + "vraag het supportteam.",
-      "errors.unsupported_media_type": "Dit is geen Markdown-, tekst- of PDF-bestand.",
+      "errors.unsupported_media_type": "Dit bestandstype wordt niet ondersteund. Upload een PDF, "
+        + "een Word-document (.docx), een HTML-pagina of een Markdown- of tekstbestand.",
+      "errors.docx_corrupt": "Het Word-document is beschadigd en kan niet worden gelezen. Open "
+        + "het in Word, sla het opnieuw op als .docx en upload het nog eens.",
+      "errors.office_encrypted": "Het Word-document is beveiligd met een wachtwoord. Sla het op "
+        + "zonder wachtwoord en upload het opnieuw.",
+      "errors.office_macros": "Het Word-document bevat macro's (.docm). Sla het op als gewoon "
+        + "Word-document (.docx) zonder macro's en upload het opnieuw.",
+      "errors.html_no_content": "De HTML-pagina bevat geen leesbare tekst (alleen navigatie, "
+        + "scripts of afbeeldingen). Upload de pagina met de artikeltekst, of een PDF.",
       "errors.undecodable_text": "De tekst is niet in UTF-8 opgeslagen. Sla het bestand op als "
         + "UTF-8 en upload het opnieuw.",
       "errors.fetch_failed": "De pagina kon niet bij het CMS worden opgehaald.",
@@ -424,8 +433,8 @@ const I18n = (() => {
       "problem.401": "This key was refused. Sign in again with a valid API key.",
       "problem.413": "Refused: too large (max {limit}).",
       "problem.413NoLimit": "Refused: too large.",
-      "problem.415": "Refused: not a Markdown, text or PDF file (judged by its content, not its "
-        + "name).",
+      "problem.415": "Refused: not a Markdown, text, PDF, Word (.docx) or HTML file (judged by "
+        + "its content, not its name).",
       "problem.404": "This document does not exist (any more).",
       "problem.422": "Refused: {detail}",
       "problem.422Default": "the request is not valid",

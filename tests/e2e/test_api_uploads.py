@@ -14,6 +14,7 @@ import pytest
 import redis
 from fastapi.testclient import TestClient
 
+from shared.pipeline.convert.docx import DOCX_MEDIA_TYPE
 from tests.e2e.api_support import (
     BARE_KEY,
     EDITOR_KEY,
@@ -22,6 +23,7 @@ from tests.e2e.api_support import (
     count,
     rows,
 )
+from tests.office_files import ARTICLE_PAGE, brochure_docx
 from tests.pdfs import brochure_pdf
 
 pytestmark = pytest.mark.e2e
@@ -145,6 +147,18 @@ def test_a_pdf_named_md_is_stored_as_pdf(client: TestClient, pg: str) -> None:
     assert response.status_code == 202, response.text
     assert response.json()["documents"][0]["media_type"] == "application/pdf"
     assert rows(pg, "SELECT media_type FROM document_versions")[0][0] == "application/pdf"
+
+
+def test_word_and_html_files_are_accepted_by_their_bytes(client: TestClient, pg: str) -> None:
+    response = upload(
+        client, ("folder.docx", brochure_docx()), ("pagina.html", ARTICLE_PAGE.encode())
+    )
+    assert response.status_code == 202, response.text
+    stored = {
+        r.filename: r.media_type
+        for r in rows(pg, "SELECT filename, media_type FROM document_versions")
+    }
+    assert stored == {"folder.docx": DOCX_MEDIA_TYPE, "pagina.html": "text/html"}
 
 
 def test_an_executable_named_pdf_is_refused(client: TestClient, pg: str) -> None:

@@ -24,6 +24,7 @@ from tests.e2e.api_support import (
     signed_headers,
     use_settings,
 )
+from tests.office_files import ARTICLE_PAGE
 
 pytestmark = pytest.mark.e2e
 
@@ -57,6 +58,16 @@ def test_publish_registers_a_cms_version(anonymous: TestClient, pg: str) -> None
     assert str(delivery.version_id) == result["version_id"]
     (version,) = rows(pg, "SELECT media_type, uploaded_by FROM document_versions")
     assert tuple(version) == ("text/markdown", "cms")
+
+
+def test_an_html_body_is_stored_as_html(anonymous: TestClient, pg: str) -> None:
+    event = cms_event("publish", "page-html", body=ARTICLE_PAGE, content_type="text/html")
+    response = post_event(anonymous, event)
+    assert response.status_code == 202, response.text
+    (version,) = rows(pg, "SELECT media_type FROM document_versions")
+    assert version.media_type == "text/html"
+    bad = cms_event("publish", "page-x", body="<p>x</p>", content_type="application/pdf")
+    assert post_event(anonymous, bad).status_code == 422
 
 
 def test_the_same_delivery_twice_makes_one_version(anonymous: TestClient, pg: str) -> None:

@@ -14,6 +14,7 @@ from shared.db import transaction
 from shared.pipeline import indexing
 from shared.settings import get_settings
 from tests.conftest import CORPUS, ROOT
+from tests.office_files import ARTICLE_PAGE, brochure_docx
 from worker.app import app as celery_app
 from worker.app import configure
 from worker.cli.main import app
@@ -100,3 +101,16 @@ def test_run_leaves_hidden_files_and_folders_out_unless_asked(embedded: Path) ->
     second = runner.invoke(app, ["run", "--include-hidden", str(folder)])
     assert second.exit_code == 0, second.output
     assert summary(second.stdout)["indexed"] == 3, second.stdout
+
+
+def test_run_takes_word_documents_and_html_pages(embedded: Path) -> None:
+    folder = embedded / "site"
+    folder.mkdir()
+    (folder / "knie.docx").write_bytes(brochure_docx())
+    (folder / "knie.html").write_text(ARTICLE_PAGE, encoding="utf-8")
+    result = runner.invoke(app, ["run", str(folder)])
+    assert result.exit_code == 0, result.output
+    assert summary(result.stdout)["indexed"] == 2, result.stdout
+    found = runner.invoke(app, ["search", "tot wanneer mag ik eten voor de operatie", "--json"])
+    assert found.exit_code == 0, found.output
+    assert "6 uur voor de operatie" in found.stdout

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-SUFFIXES = {".md", ".markdown", ".txt", ".pdf"}
+SUFFIXES = {".md", ".markdown", ".txt", ".pdf", ".docx", ".html", ".htm"}
 
 
 @dataclass(frozen=True)

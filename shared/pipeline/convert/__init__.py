@@ -1,8 +1,9 @@
-"""Conversion: uploaded bytes (Markdown, plain text, PDF) to Markdown plus a page map.
+"""Conversion: uploaded bytes (Markdown, plain text, PDF, Word, HTML) to Markdown plus a page map.
 
 Markdown and text are decoded and otherwise kept as they are (the chunker parses them);
 PDFs go through `shared.pipeline.convert.pdf`, and their pages without text through
-`shared.pipeline.convert.ocr`. Every refusal is a PermanentError with a stable code.
+`shared.pipeline.convert.ocr`; Word documents through `docx`, HTML pages through `html`.
+Every refusal is a PermanentError with a stable code.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from shared.errors import PermanentError
 from shared.pipeline.convert import ocr as ocr_engine
 from shared.pipeline.convert.confidence import span_confidence
 from shared.pipeline.convert.deadline import Deadline
+from shared.pipeline.convert.docx import DOCX_MEDIA_TYPE, convert_docx, is_docx, is_encrypted_office
+from shared.pipeline.convert.html import HTML_MEDIA_TYPE, convert_html, looks_like_html
 from shared.pipeline.convert.ocr import OcrNeeded, OcrOptions
 from shared.pipeline.convert.pdf import convert_pdf
 from shared.pipeline.convert.text import decode_text, sniff_text
@@ -53,8 +56,8 @@ class Converted:
 
 
 _BINARY_MAGIC: dict[bytes, str] = {
-    b"PK\x03\x04": "a ZIP-based file such as a Word (.docx) or PowerPoint document",
-    b"\xd0\xcf\x11\xe0": "an old Microsoft Office document (.doc, .xls, .ppt)",
+    b"PK\x03\x04": "a ZIP-based file such as a PowerPoint or Excel document",
+    b"\xd0\xcf\x11\xe0": "an old Office document (.doc, .xls, .ppt): save it as .docx or PDF",
     b"{\\rtf": "an RTF document",
     b"%!PS": "a PostScript file",
     b"\x89PNG": "an image",
@@ -83,17 +86,22 @@ def _is_pdf(head: bytes) -> bool:
 def detect_media_type(data: bytes, filename: str | None = None) -> str:
     """The media type of `data` judged by its first bytes (never by the name alone).
 
-    `application/pdf`; `text/markdown` (or `text/plain` for a .txt name) for text, including
-    text in a legacy 8-bit encoding so conversion can tell the editor to save it as UTF-8;
-    otherwise `application/octet-stream`, which `convert` refuses.
+    `application/pdf`; a Word document (also when encrypted or macro-enabled: `convert` says
+    why it refuses those); `text/html` for an HTML page; `text/markdown` (or `text/plain` for
+    a .txt name) for text, including text in a legacy 8-bit encoding so conversion can tell the
+    editor to save it as UTF-8; otherwise `application/octet-stream`, which `convert` refuses.
     """
     head = data[:SNIFF_BYTES]
     if _is_pdf(head):
         return "application/pdf"
+    if is_docx(data) or is_encrypted_office(data):
+        return DOCX_MEDIA_TYPE
     if head.startswith(tuple(_BINARY_MAGIC)) and not head.startswith(codecs.BOM_UTF8):
         return "application/octet-stream"
     if sniff_text(head) is None:
         return "application/octet-stream"
+    if looks_like_html(head[:1024].decode("utf-8", "replace"), filename):
+        return HTML_MEDIA_TYPE
     if filename and filename.lower().endswith(".txt"):
         return "text/plain"
     return "text/markdown"
@@ -155,7 +163,8 @@ def convert(
 ) -> Converted:
     """Convert `data` of `media_type` to Markdown; raises PermanentError with a typed code:
     `too_large`, `unsupported_media_type`, `undecodable_text`, `pdf_encrypted`,
-    `pdf_corrupt`, `pdf_no_text`, `conversion_timeout`.
+    `pdf_corrupt`, `pdf_no_text`, `conversion_timeout`, `docx_corrupt`, `office_encrypted`,
+    `office_macros`, `html_no_content`.
 
     A PDF's pages without text are read with OCR in the document's `language` (else the
     PDF's own, else OCR_LANGUAGES) unless `ocr` says otherwise; with `Ocr.DEFER` such a PDF
@@ -183,9 +192,16 @@ def convert(
             no_ocr_reason=reason,
         )
         return Converted(pdf.markdown, pdf.page_starts, pdf.metadata, pdf.warnings, pdf.ocr)
+    if kind == DOCX_MEDIA_TYPE:
+        markdown, metadata, warnings = convert_docx(data, settings.office_max_unpacked_bytes)
+        return Converted(markdown=markdown, metadata=metadata, warnings=warnings)
+    if kind == HTML_MEDIA_TYPE:
+        text, encoding = decode_text(data)
+        markdown, metadata = convert_html(text)
+        return Converted(markdown=markdown, metadata={**metadata, "encoding": encoding})
     raise PermanentError(
-        f"This type of file is not supported{_describe_binary(data)}. Upload a PDF, or a "
-        "Markdown or plain text file.",
+        f"This type of file is not supported{_describe_binary(data)}. Upload a PDF, a Word "
+        "document (.docx), an HTML page, or a Markdown or plain text file.",
         code="unsupported_media_type",
     )
 
