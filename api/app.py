@@ -13,7 +13,16 @@ from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 from fastapi_offline import FastAPIOffline
 
-from api import health, metrics, problems, routes_documents, routes_search, web, webhook
+from api import (
+    health,
+    metrics,
+    problems,
+    routes_documents,
+    routes_files,
+    routes_search,
+    web,
+    webhook,
+)
 from api.auth import parse_keys
 from api.middleware import KeyBeforeBody, SecurityHeaders, UploadSizeLimit
 from api.replay import SignatureMemory
@@ -77,6 +86,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             "max_part_size": FORM_OVERHEAD_BYTES,
         },
     )
+    app.include_router(routes_files.router)
     app.include_router(routes_search.router)
     app.include_router(webhook.router)
     web.install(app, settings.max_upload_bytes)  # the content team's page at `/`

@@ -101,6 +101,28 @@ const Api = (() => {
     return body;
   }
 
+  // The key travels in a header, so a plain link cannot download: fetch, then save the blob.
+  async function download(path, fallbackName) {
+    let response;
+    try {
+      response = await fetch(new URL(path, window.location.origin), {
+        headers: { Authorization: `Bearer ${getKey()}` },
+      });
+    } catch (_) {
+      throw new Refused(0, null);
+    }
+    if (!response.ok) throw new Refused(response.status, parse(await response.text()));
+    const header = response.headers.get("Content-Disposition") || "";
+    const named = /filename\*=UTF-8''([^;]+)/.exec(header);
+    const link = document.createElement("a");
+    link.href = URL.createObjectURL(await response.blob());
+    link.download = named ? decodeURIComponent(named[1]) : fallbackName;
+    document.body.append(link);
+    link.click();
+    link.remove();
+    setTimeout(() => URL.revokeObjectURL(link.href), 10000);
+  }
+
   // One file, one request, so that each file has its own progress and its own answer.
   function upload(file, fields, onProgress) {
     return new Promise((resolve, reject) => {
@@ -126,5 +148,7 @@ const Api = (() => {
     });
   }
 
-  return { Refused, getKey, setKey, forgetKey, formatBytes, describeProblem, call, upload };
+  return {
+    Refused, getKey, setKey, forgetKey, formatBytes, describeProblem, call, upload, download,
+  };
 })();

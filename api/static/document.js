@@ -102,13 +102,25 @@ const DocumentView = (() => {
     box.hidden = false;
   }
 
+  function downloadButton(id, v) {
+    const button = el("button", { type: "button", class: "link-button block" }, t("version.download"));
+    button.setAttribute("aria-label", t("version.downloadLabel", { number: v.number }));
+    const path = `/v1/documents/${id}/versions/${v.number}/file`;
+    button.addEventListener("click", () => {
+      act(() => Api.download(path, v.filename || `versie-${v.number}`), t("version.downloaded"))
+        .catch(() => {}); // a 401 shows in the message; the next refresh signs out
+    });
+    return button;
+  }
+
   function renderVersions(d) {
     const rows = [...d.versions].reverse().map((v) => el("tr", { "data-version": v.number },
       el("td", { class: "num" }, v.number),
       el("td", {}, badge(v.status),
         v.error_message ? el("small", { class: "block" }, errorWords(v.error_code, v.error_message)) : null),
       el("td", {}, v.filename || "\u2014",
-        el("small", { class: "block muted" }, `${v.media_type}, ${Api.formatBytes(v.size_bytes)}`)),
+        el("small", { class: "block muted" }, `${v.media_type}, ${Api.formatBytes(v.size_bytes)}`),
+        v.size_bytes ? downloadButton(d.id, v) : null),
       el("td", {}, v.uploaded_by || "\u2014"),
       el("td", {}, time(v.received_at)),
       el("td", {}, time(v.finished_at)),

@@ -65,6 +65,7 @@ if TYPE_CHECKING:
         status_counts,
         tokens_spent_total,
         version_chunks,
+        version_file,
         versions_by_id,
     )
     from shared.repository.reaper import (
@@ -201,6 +202,7 @@ __all__ = [
     "transition",
     "unpurged_documents",
     "version_chunks",
+    "version_file",
     "versions_by_id",
     "waiting_in_received",
 ]

@@ -229,6 +229,28 @@ def document_versions(session: Session, document_id: uuid.UUID) -> list[Document
     )
 
 
+@dataclass(frozen=True)
+class StoredFile:
+    """A version's original bytes as uploaded (or fetched from the CMS), with its name."""
+
+    content: bytes
+    media_type: str
+    filename: str | None
+
+
+def version_file(session: Session, document_id: uuid.UUID, number: int) -> StoredFile | None:
+    """Version `number` of the document's stored bytes; None when there is no such version or
+    its bytes are not there yet (a CMS page whose content_url the worker has not fetched)."""
+    row = session.execute(
+        sa.select(
+            DocumentVersion.content, DocumentVersion.media_type, DocumentVersion.filename
+        ).where(DocumentVersion.document_id == document_id, DocumentVersion.number == number)
+    ).first()
+    if row is None or not row.content:
+        return None
+    return StoredFile(bytes(row.content), row.media_type, row.filename)
+
+
 def document_history(session: Session, document_id: uuid.UUID, limit: int = 1000) -> list[Event]:
     """The document's history in order (the last `limit` events)."""
     newest = list(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import json
+import uuid
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -330,3 +331,27 @@ def test_a_malformed_multipart_body_is_a_400_problem(client: TestClient, pg: str
     )
     assert_problem(response, 400)
     assert count(pg, "document_versions") == 0
+
+
+def test_the_original_file_of_a_version_downloads_as_uploaded(client: TestClient) -> None:
+    original = brochure_docx()
+    accepted = upload(client, ("Knie folder é.docx", original)).json()["documents"][0]
+    path = f"/v1/documents/{accepted['document_id']}/versions/1/file"
+    response = client.get(path)
+    assert response.status_code == 200, response.text
+    assert response.content == original
+    assert response.headers["content-type"] == DOCX_MEDIA_TYPE
+    disposition = response.headers["content-disposition"]
+    assert disposition.startswith('attachment; filename="Knie folder _.docx"')
+    assert "filename*=UTF-8''Knie%20folder%20%C3%A9.docx" in disposition
+    assert response.headers["x-content-type-options"] == "nosniff"
+    assert_problem(client.get(path.replace("/1/", "/2/")), 404)
+    assert_problem(client.get(f"/v1/documents/{uuid.uuid4()}/versions/1/file"), 404)
+
+
+def test_an_uploaded_html_page_downloads_as_an_attachment_never_inline(client: TestClient) -> None:
+    page = b"<!doctype html><html><body><h1>X</h1><script>alert(1)</script></body></html>"
+    accepted = upload(client, ("x.html", page)).json()["documents"][0]
+    response = client.get(f"/v1/documents/{accepted['document_id']}/versions/1/file")
+    assert response.headers["content-disposition"].startswith("attachment;")
+    assert response.headers["content-security-policy"] == "sandbox"

@@ -16,6 +16,7 @@ import json
 import re
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -165,6 +166,12 @@ def test_the_dutch_page_end_to_end(dutch_page: Page, site: str, pipeline: Pipeli
             words = f"pagina {first}" if first == last else f"pagina's {first}\u2013{last}"
             expect(shown).to_have_text(f" \u00b7 {words}")
             expect(shown).to_have_attribute("title", re.compile("eigen tekst"))
+        # The original file, as uploaded, one click away.
+        with page.expect_download() as downloading:
+            page.get_by_role("button", name="Het originele bestand van versie 1 downloaden").click()
+        download = downloading.value
+        assert download.suggested_filename == "folder.pdf"
+        assert Path(download.path()).read_bytes() == brochure_pdf()
 
         # The Markdown page: readable text, overlap marked, raw Markdown a click away.
         page.get_by_role("link", name="Alle documenten").click()
