@@ -1,4 +1,5 @@
-"""`/healthz` (the process answers) and `/readyz` (it can take uploads). Both are open:
+"""`/healthz` (the process answers) and `/readyz` (it can take uploads, and whether work
+moves: `processing`, `degraded`). Both are open:
 orchestrators probe them without keys (keep them, and `/metrics`, off the internet).
 
 Ready means what an upload needs: the database answers and its schema is at the migration
@@ -18,7 +19,8 @@ import redis
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
-from api.schemas import Check, Readiness
+from api.processing import processing
+from api.schemas import Check, ProcessingOut, Readiness
 from shared.db import engine
 from shared.log import get_logger
 from shared.migrate import current_revision, head_revision
@@ -110,5 +112,7 @@ def readyz(request: Request) -> JSONResponse:
     down = {name: check.detail for name, check in checks.items() if not check.ok}
     if down:
         log.warning("ready" if ready else "not ready", down=down)
-    body = Readiness(ready=ready, checks=checks)
+    work = ProcessingOut(**vars(processing(settings))) if ready else None
+    degraded = work is not None and (work.workers == "none" or work.stalled)
+    body = Readiness(ready=ready, degraded=degraded, checks=checks, processing=work)
     return JSONResponse(body.model_dump(mode="json"), status_code=200 if ready else 503)

@@ -27,6 +27,7 @@ from api.health import dependency_checks
 from api.problems import ApiProblem
 from shared import repository as repo
 from shared.db import transaction
+from shared.models import utcnow
 from shared.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -104,6 +105,7 @@ class PipelineCollector(Collector):
                 tokens = repo.tokens_spent_total(session)
                 failures = repo.failures_by_code(session)
                 recent = repo.recent_stage_times(session, RECENT_VERSIONS)
+                waiting_since = repo.oldest_waiting_since(session)
         except Exception as exc:
             log.warning("metrics scrape could not read the database: %r", exc)
             up.add_metric([], 0)
@@ -133,6 +135,15 @@ class PipelineCollector(Collector):
         yield failed
 
         yield _stage_averages(recent)
+
+        oldest = GaugeMetricFamily(
+            "ingest_oldest_waiting_seconds",
+            "How long the oldest version no task holds has waited (0: nothing waits); alert "
+            "when it grows: nothing is processing.",
+        )
+        waited = (utcnow() - waiting_since).total_seconds() if waiting_since else 0.0
+        oldest.add_metric([], max(waited, 0.0))
+        yield oldest
 
 
 def _stage_averages(rows: list[Any]) -> GaugeMetricFamily:

@@ -212,9 +212,23 @@ class Check(BaseModel):
     detail: str | None = None
 
 
+class ProcessingOut(BaseModel):
+    """Whether work moves: answering Celery workers ("in-process" without a broker, "none"),
+    how long the oldest version nobody holds has waited, and whether that is over
+    PROCESSING_STALL_SECONDS."""
+
+    workers: str
+    oldest_waiting_seconds: float | None
+    stalled: bool
+
+
 class Readiness(BaseModel):
     ready: bool
+    # Ready but not well: no worker answers, or versions wait past PROCESSING_STALL_SECONDS.
+    # Uploads are still accepted and kept; they are processed once a worker runs.
+    degraded: bool = False
     checks: dict[str, Check]
+    processing: ProcessingOut | None = None
 
 
 # --- the CMS webhook ------------------------------------------------------------------------

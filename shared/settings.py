@@ -109,6 +109,13 @@ class Settings(BaseSettings):
         default=1000, ge=1, description="Longer search queries are refused (problem details)."
     )
 
+    processing_stall_seconds: float = Field(
+        default=600.0,
+        gt=0,
+        description="A version waiting longer than this for a worker makes /readyz report "
+        "`stalled` (still ready: uploads are kept) and the editors' page show a banner.",
+    )
+
     # --- conversion and upload limits ----------------------------------------------------
     max_upload_bytes: int = 50 * 1024 * 1024
     pdf_max_pages: int = 500

@@ -47,6 +47,30 @@
     showSignIn(I18n.t("signin.refusedAgain"));
   }
 
+  // Whether work moves at all (`/readyz`, open to all): a banner when versions have waited
+  // past PROCESSING_STALL_SECONDS, so an editor knows why "ontvangen" stays "ontvangen".
+  let stalledSince = null;
+  async function checkProcessing() {
+    let ready = null;
+    try {
+      const response = await fetch(new URL("/readyz", window.location.origin));
+      ready = await response.json();
+    } catch (_) {
+      return; // the views' own refresh reports an unreachable server
+    }
+    const work = ready && ready.processing;
+    const banner = $("stall-banner");
+    if (!work || !work.stalled) {
+      banner.hidden = true;
+      stalledSince = null;
+      return;
+    }
+    stalledSince = Math.max(1, Math.round(work.oldest_waiting_seconds / 60));
+    banner.textContent = I18n.t(work.workers === "none" ? "stall.noWorkers" : "stall.waiting",
+      { minutes: stalledSince });
+    banner.hidden = false;
+  }
+
   function schedule(fast) {
     clearTimeout(timer);
     timer = setTimeout(poll, fast ? FAST_MS : SLOW_MS);
@@ -54,6 +78,7 @@
 
   async function poll() {
     if (!current) return;
+    checkProcessing();
     const mine = ++generation;
     const view = views[current.name];
     try {

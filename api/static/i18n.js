@@ -145,6 +145,10 @@ const I18n = (() => {
         + "Upload een verbeterd bestand.",
       "error.code": "Foutcode: {code}",
       "history.version": "versie {number}",
+      "stall.noWorkers": "De verwerking staat stil: nieuwe documenten wachten sinds {minutes} "
+        + "minuten en er draait geen verwerker. Uw uploads zijn bewaard; waarschuw de beheerder.",
+      "stall.waiting": "De verwerking staat stil: nieuwe documenten wachten sinds {minutes} "
+        + "minuten. Uw uploads zijn bewaard; waarschuw de beheerder als dit zo blijft.",
       "version.download": "Origineel downloaden",
       "version.downloadLabel": "Het originele bestand van versie {number} downloaden",
       "version.downloaded": "Het originele bestand is gedownload.",
@@ -378,6 +382,10 @@ const I18n = (() => {
         + "fixed file.",
       "error.code": "Error code: {code}",
       "history.version": "version {number}",
+      "stall.noWorkers": "Processing has stopped: new documents have waited {minutes} minutes "
+        + "and no worker is running. Your uploads are kept; tell the operators.",
+      "stall.waiting": "Processing has stopped: new documents have waited {minutes} minutes. "
+        + "Your uploads are kept; tell the operators if this stays.",
       "version.download": "Download original",
       "version.downloadLabel": "Download the original file of version {number}",
       "version.downloaded": "The original file was downloaded.",

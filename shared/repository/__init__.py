@@ -69,6 +69,7 @@ if TYPE_CHECKING:
         versions_by_id,
     )
     from shared.repository.reaper import (
+        oldest_waiting_since,
         stuck_in_stage,
         touch_for_retry,
         unpurged_documents,
@@ -179,6 +180,7 @@ __all__ = [
     "mark_document_deleted",
     "mark_fetched_unchanged",
     "mark_purged",
+    "oldest_waiting_since",
     "other_live_lease",
     "previous_version",
     "recent_documents",

@@ -10,7 +10,7 @@ import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
 from shared.models import Document, DocumentVersion, utcnow
-from shared.states import WORK_STAGES, Status
+from shared.states import IN_FLIGHT, WORK_STAGES, Status
 
 # --- the reaper ----------------------------------------------------------------------------
 
@@ -24,6 +24,17 @@ def waiting_in_received(session: Session, older_than: datetime) -> list[uuid.UUI
                 DocumentVersion.updated_at < older_than,
                 DocumentVersion.lease_owner.is_(None),
             )
+        )
+    )
+
+
+def oldest_waiting_since(session: Session) -> datetime | None:
+    """When the longest-waiting version that no task holds last moved (received, or between
+    two stages); None when nothing waits. Old means nothing is taking work."""
+    return session.scalar(
+        sa.select(sa.func.min(DocumentVersion.updated_at)).where(
+            DocumentVersion.status.in_([s.value for s in IN_FLIGHT]),
+            DocumentVersion.lease_owner.is_(None),
         )
     )
 
