@@ -39,7 +39,12 @@ def content_disposition(filename: str | None, media_type: str, number: int) -> s
 @router.get(
     "/{document_id}/versions/{number}/file",
     summary="Download the original file of a version (the stored bytes, its name and type)",
-    responses={200: {"content": {"application/octet-stream": {}}}},
+    responses={
+        200: {"content": {"application/octet-stream": {}}},
+        401: {"description": "No or wrong API key."},
+        404: {"description": "No such document or version."},
+        422: {"description": "Invalid document id or version number."},
+    },
 )
 def download_version_file(
     document_id: uuid.UUID,

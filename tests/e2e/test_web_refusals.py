@@ -70,7 +70,7 @@ def test_oversized_and_wrong_type_files_show_their_error(page: Page, site: str) 
     page.get_by_role("button", name="Upload 2 files").click()
 
     expect(queue_item(page, "program.pdf")).to_contain_text(
-        "Refused: not a Markdown, text or PDF file"
+        "Refused: not a Markdown, text, PDF, Word (.docx) or HTML file"
     )
     expect(queue_item(page, "knie.md")).to_contain_text("Received as version 1.")
     expect(queue_item(page, "knie.md").get_by_role("link", name="Follow it")).to_be_visible()
