@@ -17,6 +17,7 @@ from api import (
     health,
     metrics,
     problems,
+    routes_bulk,
     routes_documents,
     routes_files,
     routes_search,
@@ -75,6 +76,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     problems.install(app)
     app.include_router(health.router)
     app.include_router(metrics.router)
+    app.include_router(routes_bulk.router)  # before `/{document_id}` takes "export.csv"
     app.include_router(
         routes_documents.router,
         # Files of one request together stay under the limit; refused while streaming, or at

@@ -101,6 +101,27 @@ const Api = (() => {
     return body;
   }
 
+  // A JSON body (the bulk actions); the answer's JSON, or Refused.
+  async function send(method, path, body) {
+    let response;
+    try {
+      response = await fetch(new URL(path, window.location.origin), {
+        method,
+        headers: {
+          Authorization: `Bearer ${getKey()}`,
+          Accept: "application/json",
+          "Content-Type": "application/json",
+        },
+        body: JSON.stringify(body),
+      });
+    } catch (_) {
+      throw new Refused(0, null);
+    }
+    const answer = parse(await response.text());
+    if (!response.ok) throw new Refused(response.status, answer);
+    return answer;
+  }
+
   // The key travels in a header, so a plain link cannot download: fetch, then save the blob.
   async function download(path, fallbackName) {
     let response;
@@ -149,6 +170,6 @@ const Api = (() => {
   }
 
   return {
-    Refused, getKey, setKey, forgetKey, formatBytes, describeProblem, call, upload, download,
+    Refused, getKey, setKey, forgetKey, formatBytes, describeProblem, call, send, upload, download,
   };
 })();

@@ -69,11 +69,21 @@ const AskBox = (() => {
 
   const $ = (id) => document.getElementById(id);
 
-  // The query's words (3+ letters) as one case-insensitive pattern, or null.
+  // Words too common to show where an answer is ("de", "het", "wanneer", "the", ...).
+  const STOP = new Set(("aan als bij dan dat de den der des deze die dit doen door een en er "
+    + "had heb hebben heeft hem het hier hij hoe hun ik in is je kan kun kunnen maar me meer "
+    + "met mijn mag moet na naar niet nog nu of om omdat ons onze ook op over te tot u uit uw "
+    + "van veel voor waar wanneer wat we wel welke wie wij wordt worden zal ze zelf zich zij "
+    + "zijn zo zonder a an and are as at be by can do for from how i in is it my of on or "
+    + "should the to was what when where which who why will with you your").split(" "));
+
+  // The query's whole words (3+ letters, no stop words) as one pattern, or null.
   function pattern(query) {
     const words = (query.match(/[\p{L}\p{N}]{3,}/gu) || [])
+      .filter((w) => !STOP.has(w.toLowerCase()))
       .map((w) => w.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
-    return words.length ? new RegExp(`(${words.join("|")})`, "giu") : null;
+    return words.length
+      ? new RegExp(`(?<![\\p{L}\\p{N}])(${words.join("|")})(?![\\p{L}\\p{N}])`, "giu") : null;
   }
 
   // Text with <mark> around the query's words; built as nodes, never as HTML.
@@ -87,6 +97,17 @@ const AskBox = (() => {
       fragment.append(index % 2 ? Ui.el("mark", {}, part) : part);
     });
     return fragment;
+  }
+
+  // Rendered Markdown (headings, lists, tables, tip/warning boxes) with the words marked.
+  function renderedPassage(text, regex) {
+    const box = Ui.el("div", { class: "chunk-text md" }, ...Markdown.render(text));
+    if (!regex) return box;
+    const walker = document.createTreeWalker(box, NodeFilter.SHOW_TEXT);
+    const texts = [];
+    while (walker.nextNode()) texts.push(walker.currentNode);
+    for (const node of texts) node.replaceWith(highlighted(node.nodeValue, regex));
+    return box;
   }
 
   function citation(hit) {
@@ -115,7 +136,7 @@ const AskBox = (() => {
         "details",
         {},
         Ui.el("summary", {}, t("ask.whole")),
-        Ui.el("pre", { class: "chunk-text" }, highlighted(hit.new_text, regex)),
+        renderedPassage(hit.new_text, regex),
       ),
     );
   }

@@ -6,6 +6,10 @@ const DocumentsView = (() => {
   const { el, badge, time, number } = Ui;
   const PAGE = 50;
   const state = { q: "", status: "", source: "", offset: 0, total: 0 };
+  // The bulk bar's selection: ids picked by hand, or every document of the current filter.
+  const selected = new Set();
+  let allOfFilter = false;
+  let shownIds = [];
   let requestRefresh = () => {};
 
   const $ = (id) => document.getElementById(id);
@@ -14,8 +18,20 @@ const DocumentsView = (() => {
     return doc.title || doc.external_id;
   }
 
+  function checkbox(doc) {
+    const box = el("input", { type: "checkbox", "aria-label": I18n.t("bulk.select", { title: titleOf(doc) }) });
+    box.checked = allOfFilter || selected.has(doc.id);
+    box.addEventListener("change", () => {
+      if (box.checked) selected.add(doc.id);
+      else { selected.delete(doc.id); allOfFilter = false; }
+      renderBulk();
+    });
+    return el("td", { class: "select" }, box);
+  }
+
   function cells(doc) {
     return [
+      checkbox(doc),
       el("td", {},
         el("a", { href: `#/documents/${doc.id}`, class: "doc-link" }, titleOf(doc)),
         doc.title && doc.title !== doc.external_id
@@ -34,7 +50,8 @@ const DocumentsView = (() => {
     const existing = new Map([...body.rows].map((tr) => [tr.dataset.id, tr]));
     const rows = items.map((doc) => {
       const signature = JSON.stringify([I18n.lang, doc.title, doc.external_id, doc.source,
-        doc.status, doc.updated_at, doc.chunk_count, doc.token_count]);
+        doc.status, doc.updated_at, doc.chunk_count, doc.token_count,
+        allOfFilter || selected.has(doc.id)]);
       let tr = existing.get(doc.id);
       if (!tr) tr = el("tr", { "data-id": doc.id });
       if (tr.dataset.signature !== signature) {
@@ -43,7 +60,7 @@ const DocumentsView = (() => {
         tr.dataset.status = doc.status;
       } else {
         // Relative times ("2 minutes ago") still move on.
-        tr.cells[3].replaceChildren(time(doc.updated_at, { withAgo: true }));
+        tr.cells[4].replaceChildren(time(doc.updated_at, { withAgo: true }));
       }
       existing.delete(doc.id);
       return tr;
@@ -54,7 +71,7 @@ const DocumentsView = (() => {
     });
     if (!items.length) {
       body.replaceChildren(el("tr", { class: "empty" },
-        el("td", { colSpan: 6 }, I18n.t(state.q || state.status || state.source
+        el("td", { colSpan: 7 }, I18n.t(state.q || state.status || state.source
           ? "documents.noMatch" : "documents.none"))));
     }
   }
@@ -107,12 +124,85 @@ const DocumentsView = (() => {
       state.offset = Math.max(0, Math.floor((state.total - 1) / PAGE) * PAGE);
       return refresh();
     }
+    shownIds = answer.items.map((d) => d.id);
     render(answer.items);
+    renderBulk();
     return summarise(answer.items);
+  }
+
+  function count() {
+    return allOfFilter ? state.total : selected.size;
+  }
+
+  function renderBulk() {
+    const t = I18n.t;
+    const n = count();
+    $("bulk-count").textContent = n ? t("bulk.count", { count: n }) : "";
+    $("bulk-reingest").disabled = $("bulk-delete").disabled = n === 0;
+    $("bulk-reingest").textContent = n ? t("bulk.reingestCount", { count: n }) : t("bulk.reingest");
+    $("bulk-delete").textContent = n ? t("bulk.deleteCount", { count: n }) : t("bulk.delete");
+    $("bulk-clear").hidden = n === 0;
+    const pageChosen = shownIds.length > 0 && shownIds.every((id) => allOfFilter || selected.has(id));
+    $("select-page").checked = pageChosen;
+    const more = pageChosen && !allOfFilter && state.total > shownIds.length;
+    $("bulk-all").hidden = !more;
+    if (more) $("bulk-all").textContent = t("bulk.selectAll", { count: state.total });
+  }
+
+  function clearSelection() {
+    selected.clear();
+    allOfFilter = false;
+    renderBulk();
+    requestRefresh();
+  }
+
+  async function runBulk(action) {
+    const body = allOfFilter
+      ? { action, filter: { status: state.status || null, source: state.source || null, q: state.q || null } }
+      : { action, ids: [...selected] };
+    const node = $("flash");
+    try {
+      const answer = await Api.send("POST", "/v1/documents/bulk", body);
+      const message = I18n.t(action === "delete" ? "bulk.deleted" : "bulk.reingested", { count: answer.done });
+      Ui.setMessage(node, message, "ok");
+      Ui.announce(message);
+      clearSelection();
+    } catch (error) {
+      Ui.setMessage(node, error.message, "bad");
+      Ui.announce(error.message);
+    }
   }
 
   function init(options) {
     requestRefresh = options.requestRefresh;
+    $("select-page").addEventListener("change", (e) => {
+      if (e.target.checked) shownIds.forEach((id) => selected.add(id));
+      else { shownIds.forEach((id) => selected.delete(id)); allOfFilter = false; }
+      renderBulk();
+      requestRefresh();
+    });
+    $("bulk-all").addEventListener("click", () => { allOfFilter = true; renderBulk(); requestRefresh(); });
+    $("bulk-clear").addEventListener("click", clearSelection);
+    $("bulk-reingest").addEventListener("click", () => runBulk("reingest"));
+    const dialog = $("confirm-bulk");
+    $("bulk-delete").addEventListener("click", () => {
+      $("confirm-bulk-title").textContent = I18n.t("bulk.confirmTitle", { count: count() });
+      dialog.returnValue = "";
+      dialog.showModal();
+    });
+    dialog.addEventListener("close", () => {
+      if (dialog.returnValue === "delete") runBulk("delete");
+      else $("bulk-delete").focus();
+    });
+    $("export-csv").addEventListener("click", async () => {
+      const params = new URLSearchParams();
+      for (const name of ["status", "source", "q"]) if (state[name]) params.set(name, state[name]);
+      try {
+        await Api.download(`/v1/documents/export.csv?${params}`, "documenten.csv");
+      } catch (error) {
+        Ui.setMessage($("flash"), error.message, "bad");
+      }
+    });
     const select = $("status-filter");
     for (const status of Ui.STATUSES) {
       select.append(el("option", { value: status, "data-i18n": `badge.${status}` }, status));

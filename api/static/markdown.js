@@ -9,6 +9,9 @@ const Markdown = (() => {
   const HEADING = /^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$/;
   const ITEM = /^(\s*)([-*+]|\d{1,9}[.)])\s+(.*)$/;
   const QUOTE = /^\s{0,3}>\s?(.*)$/;
+  // `:::tip Titel` ... `:::` (Docusaurus admonitions; outer ones may use more colons).
+  const ADMONITION = /^\s{0,3}(:{3,})\s*([A-Za-z][\w-]*)?\s*(.*?)\s*$/;
+  const KINDS = new Set(["note", "tip", "info", "warning", "caution", "danger", "important"]);
   const TABLE_RULE = /^\s*\|?\s*:?-{1,}:?\s*(\|\s*:?-{1,}:?\s*)*\|?\s*$/;
   const INLINE = /(`+)([^`]|[^`][\s\S]*?[^`])\1(?!`)|\*\*([^*]+)\*\*|__([^_]+)__|\*([^*\s][^*]*)\*|(?<![\w])_([^_\s][^_]*)_(?![\w])|(!?)\[([^\]]*)\]\(([^)\s]*)[^)]*\)/g;
 
@@ -104,6 +107,29 @@ const Markdown = (() => {
         let j = i + 1;
         while (j < lines.length && !lines[j].trim().startsWith(fence[1])) code.push(lines[(j += 1) - 1]);
         blocks.push(node("pre", "md-code", node("code", "", code.join("\n"))));
+        i = j;
+        continue;
+      }
+      const admonition = ADMONITION.exec(line);
+      if (admonition && admonition[2]) {
+        flush();
+        const colons = admonition[1].length;
+        const inner = [];
+        let j = i + 1;
+        let depth = 0;
+        for (; j < lines.length; j += 1) {
+          const mark = ADMONITION.exec(lines[j]);
+          if (mark && mark[2]) depth += 1;
+          else if (mark && !mark[2] && mark[1].length >= colons && depth === 0) break;
+          else if (mark && !mark[2]) depth -= 1;
+          inner.push(lines[j]);
+        }
+        const kind = admonition[2].toLowerCase();
+        const box = node("aside", `md-admonition md-${KINDS.has(kind) ? kind : "note"}`);
+        const label = I18n.t(`admonition.${KINDS.has(kind) ? kind : "note"}`);
+        box.append(node("p", "md-admonition-title", admonition[3] ? `${label}: ${admonition[3]}` : label));
+        box.append(...render(inner.join("\n")));
+        blocks.push(box);
         i = j;
         continue;
       }

@@ -107,9 +107,10 @@ def test_upload_watch_inspect_delete(page: Page, site: str, pipeline: PipelineEn
         expect(status_of(page, "beveiligd.pdf")).to_have_text("failed", timeout=PIPELINE_MS)
         expect(page.locator("#documents-summary")).to_have_text("3 documents, 1 failed.")
         markdown_row = table_row(page, "heupoperatie.md")
-        assert int(markdown_row.locator("td").nth(4).inner_text()) >= 1  # chunks
-        assert int(markdown_row.locator("td").nth(5).inner_text().replace(",", "")) > 50
-        expect(markdown_row.locator("td").nth(1)).to_have_text("upload")
+        # Cells: select, title, source, status, last change, chunks, tokens.
+        assert int(markdown_row.locator("td").nth(5).inner_text()) >= 1  # chunks
+        assert int(markdown_row.locator("td").nth(6).inner_text().replace(",", "")) > 50
+        expect(markdown_row.locator("td").nth(2)).to_have_text("upload")
 
         # Search by title, filter by status and source.
         page.get_by_label("Search by title", exact=True).fill("knieoperatie")
