@@ -1,4 +1,5 @@
-"""The chunker's cost grows linearly with its input, whatever the shape (issue 26 item 3).
+"""The chunker's cost grows linearly with its input, whatever the shape (issue 26 item 3),
+and a document over its CPU budget fails `too_complex` instead of running on.
 
 The linearity test is a ratio, not an absolute time: each shape is chunked at a small and an
 eight times larger size (best of three, so a busy neighbour on the machine does not decide),
@@ -14,6 +15,7 @@ import time
 
 import pytest
 
+from shared.errors import TooComplexError
 from shared.pipeline.chunk import ChunkSettings, chunk_markdown
 from shared.pipeline.chunk.doc_tokens import _WINDOW, encode
 from shared.tokens import encoding
@@ -58,3 +60,12 @@ def test_windowed_encoding_equals_one_encode_for_text_with_seams() -> None:
     for shape in ("prose", "paragraph", "table", "code", "list", "nesting"):
         text = SHAPES[shape](3 * _WINDOW)
         assert list(encode(text)) == enc.encode_ordinary(text), shape
+
+
+def test_a_document_over_its_cpu_budget_fails_too_complex() -> None:
+    text = SHAPES["table"](400_000)
+    with pytest.raises(TooComplexError) as refused:
+        chunk_markdown(text, ChunkSettings(cpu_seconds=0.05))
+    assert refused.value.code == "too_complex" and refused.value.retryable is False
+    assert "0.05 seconds" in refused.value.message
+    assert chunk_markdown(SHAPES["prose"](20_000), ChunkSettings(cpu_seconds=30))  # in budget
