@@ -9,6 +9,7 @@ import pytest
 
 from shared.states import Status
 from tests.chunk_shapes import table
+from tests.pdfs import text_bomb_pdf
 from tests.pipeline import PipelineEnv
 
 pytestmark = pytest.mark.integration
@@ -30,4 +31,17 @@ def test_a_document_over_its_cpu_budget_fails_too_complex_and_the_worker_goes_on
     assert failed.retryable is False
     assert failed.error_message and "0.05 seconds" in failed.error_message
     assert failed.attempts == 1
+    assert indexed.status == Status.INDEXED
+
+
+def test_a_pdf_text_bomb_fails_too_large_and_the_worker_goes_on(pipeline: PipelineEnv) -> None:
+    with pipeline.worker() as worker:
+        bomb = pipeline.submit(text_bomb_pdf(uses=5000), "bom.pdf", "application/pdf")
+        fine = pipeline.submit(PAGE, "knie.md")
+        failed = pipeline.wait_done(bomb.version_id)
+        indexed = pipeline.wait_done(fine.version_id)
+        assert worker.process.poll() is None
+    assert failed.status == Status.FAILED and failed.error_code == "too_large"
+    assert failed.retryable is False and failed.attempts == 1
+    assert failed.error_message and failed.error_message.startswith("Page 1 of this PDF")
     assert indexed.status == Status.INDEXED
