@@ -104,7 +104,8 @@ class DocTokens:
     def __init__(self, source: str, origin: int = 0) -> None:
         self.source = source
         self.origin = origin
-        self.all = list(encode(source[origin:]))
+        tokens = encode(source[origin:])
+        self.all = tokens if isinstance(tokens, list) else list(tokens)
         starts, self._inside, self._sizes = _vocabulary()
         self.chars = list(accumulate(map(starts.__getitem__, self.all), initial=origin))
         # Should the characters not add up (text tiktoken had to repair), encode each slice.
