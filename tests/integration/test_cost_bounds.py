@@ -20,16 +20,16 @@ PAGE = b"# Knieoperatie\n\n## Voorbereiding\n\nNeem uw identiteitskaart mee naar
 def test_a_document_over_its_cpu_budget_fails_too_complex_and_the_worker_goes_on(
     pipeline: PipelineEnv,
 ) -> None:
-    pipeline.env["CHUNK_CPU_SECONDS"] = "0.05"  # a 600 KB table takes about a second
+    pipeline.env["CHUNK_CPU_SECONDS"] = "0.2"  # a 2 MB table takes about 1 s, the page 5 ms
     with pipeline.worker() as worker:
-        heavy = pipeline.submit(table(600_000).encode(), "tabel.md")
+        heavy = pipeline.submit(table(2_000_000).encode(), "tabel.md")
         fine = pipeline.submit(PAGE, "knie.md")
         failed = pipeline.wait_done(heavy.version_id)
         indexed = pipeline.wait_done(fine.version_id)
         assert worker.process.poll() is None
     assert failed.status == Status.FAILED and failed.error_code == "too_complex"
     assert failed.retryable is False
-    assert failed.error_message and "0.05 seconds" in failed.error_message
+    assert failed.error_message and "0.2 seconds" in failed.error_message
     assert failed.attempts == 1
     assert indexed.status == Status.INDEXED
 

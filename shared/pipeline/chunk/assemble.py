@@ -20,7 +20,7 @@ from typing import Any
 
 from shared.pipeline.chunk import sections
 from shared.pipeline.chunk.budget import check, cpu_budget
-from shared.pipeline.chunk.doc_tokens import DocTokens
+from shared.pipeline.chunk.doc_tokens import DocTokens, warm_up
 from shared.pipeline.chunk.markdown_blocks import Block, front_matter, normalise, scan_blocks
 from shared.pipeline.chunk.model import Chunk, ChunkSettings
 from shared.pipeline.chunk.overlap import NONE, take_overlap
@@ -34,6 +34,7 @@ __all__ = ["Chunk", "ChunkSettings", "chunk_markdown", "front_matter", "normalis
 def chunk_markdown(text: str, settings: ChunkSettings | None = None) -> list[Chunk]:
     """Cut a Markdown document into chunks (see the module docstring for the guarantees)."""
     settings = settings or ChunkSettings()
+    warm_up()  # once per process: not this document's cost
     with cpu_budget(settings.cpu_seconds):
         source = normalise(text)
         metadata, body_start = front_matter(source)

@@ -56,6 +56,12 @@ def _vocabulary() -> tuple[list[int], list[bool], list[int]]:
     return starts, inside, sizes
 
 
+def warm_up() -> None:
+    """Load the vocabulary and its tables (once per process, a few tenths of a second): the
+    first document a worker chunks should not pay for them out of its CPU budget."""
+    _vocabulary()
+
+
 @lru_cache(maxsize=8192)
 def _encode_short(text: str) -> tuple[int, ...]:
     return tuple(encoding().encode_ordinary(text))
