@@ -34,3 +34,11 @@ class FrontMatterError(PermanentError):
     of a few hundred bytes grows to billions of nodes), or a block too large or too deep."""
 
     code = "front_matter_refused"
+
+
+class TooComplexError(PermanentError):
+    """Chunking one document used up its CPU budget (`CHUNK_CPU_SECONDS`): failed at once,
+    with a message, rather than a task killed at its time limit whose version then waits out
+    its lease and is tried again, at the same cost, until it is marked stuck."""
+
+    code = "too_complex"

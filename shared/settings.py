@@ -80,6 +80,13 @@ class Settings(BaseSettings):
     chunk_overlap_tokens: int = Field(default=70, ge=0)
     chunk_min_tokens: int = Field(default=50, ge=0)
     chunk_overlap_scope: Literal["section", "h1", "document"] = "h1"
+    chunk_cpu_seconds: float = Field(
+        default=60.0,
+        ge=0,
+        description="CPU seconds chunking one document may take (10 MB of prose takes about "
+        "8); beyond it the version fails `too_complex` at once instead of a killed task. "
+        "0: no limit.",
+    )
 
     # --- search (issue 13, seed 004; docs/retrieval.md) ----------------------------------
     search_top_k: int = Field(default=5, ge=1, le=50, description="Hits a search returns.")
@@ -120,6 +127,19 @@ class Settings(BaseSettings):
     max_upload_bytes: int = 50 * 1024 * 1024
     pdf_max_pages: int = 500
     convert_timeout_seconds: float = 120.0
+    pdf_max_chars_per_page: int = Field(
+        default=50_000,
+        ge=1,
+        description="Characters of text one PDF page may hold (a dense A4 page of small print "
+        "has about 8,000); more is refused (`too_large`) while the page is read: a text bomb "
+        "never reaches layout or the chunker.",
+    )
+    pdf_max_chars: int = Field(
+        default=5_000_000,
+        ge=1,
+        description="Characters of text a whole PDF may hold (500 dense pages have about "
+        "4 million); more is refused (`too_large`) while the pages are read.",
+    )
     office_max_unpacked_bytes: int = Field(
         default=100 * 1024 * 1024,
         description="A Word document whose text and layout parts unpack to more is refused "

@@ -398,3 +398,23 @@ def flowing_brochure_pdf() -> bytes:
     doc = SimpleDocTemplate(buffer, pagesize=A4, title="Staaroperatie", invariant=True)
     doc.build(story, onFirstPage=on_page, onLaterPages=on_page)
     return buffer.getvalue()
+
+
+def text_bomb_pdf(uses: int = 5000, lines: int = 10, pages: int = 1) -> bytes:
+    """A small PDF whose text layer is huge (issue 26): one form XObject of `lines` lines of
+    1,410 characters in a 1-point font, drawn `uses` times on each page. pypdf reads the
+    form's text at every use (it stops after 5,000 uses a page), so each page yields about
+    `uses * lines * 1410` characters from a file of a few KB."""
+    buffer = io.BytesIO()
+    canvas = _canvas(buffer, title="Tekstbom")
+    canvas.beginForm("herhaald")
+    canvas.setFont(BODY_FONT, 1)
+    for number in range(lines):
+        canvas.drawString(MARGIN, MARGIN + number, (_INTRO[:140] + " ") * 10)
+    canvas.endForm()
+    for _ in range(pages):
+        for _ in range(uses):
+            canvas.doForm("herhaald")
+        canvas.showPage()
+    canvas.save()
+    return buffer.getvalue()

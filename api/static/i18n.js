@@ -249,7 +249,13 @@ const I18n = (() => {
         + "opnieuw vanuit het bronbestand en upload hem nog eens.",
       "errors.pdf_no_text": "De PDF bevat geen tekst (een scan). Laat er eerst tekstherkenning "
         + "(OCR) op los.",
-      "errors.too_large": "Het bestand is te groot of heeft te veel pagina's.",
+      "errors.too_large": "Het bestand is te groot, heeft te veel pagina's of bevat te veel "
+        + "tekst (een PDF-pagina met meer tekst dan er leesbaar op past). Splits het of exporteer "
+        + "het opnieuw vanuit het bronbestand en upload het nog eens.",
+      "errors.too_complex": "Het opdelen van dit document kostte meer rekentijd dan is "
+        + "toegestaan: de tekst is ongewoon groot of ingewikkeld (een heel lange tabel, lijst of "
+        + "regel, diep geneste lijsten). Splits het in kleinere documenten of haal het deel weg "
+        + "dat niet voor lezers bedoeld is, en upload het opnieuw.",
       "errors.conversion_timeout": "Het omzetten duurde te lang. Probeer het opnieuw of "
         + "vraag het supportteam.",
       "errors.unsupported_media_type": "Dit bestandstype wordt niet ondersteund. Upload een PDF, "

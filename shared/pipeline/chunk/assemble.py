@@ -19,7 +19,8 @@ from collections import deque
 from typing import Any
 
 from shared.pipeline.chunk import sections
-from shared.pipeline.chunk.doc_tokens import DocTokens
+from shared.pipeline.chunk.budget import check, cpu_budget
+from shared.pipeline.chunk.doc_tokens import DocTokens, warm_up
 from shared.pipeline.chunk.markdown_blocks import Block, front_matter, normalise, scan_blocks
 from shared.pipeline.chunk.model import Chunk, ChunkSettings
 from shared.pipeline.chunk.overlap import NONE, take_overlap
@@ -33,13 +34,15 @@ __all__ = ["Chunk", "ChunkSettings", "chunk_markdown", "front_matter", "normalis
 def chunk_markdown(text: str, settings: ChunkSettings | None = None) -> list[Chunk]:
     """Cut a Markdown document into chunks (see the module docstring for the guarantees)."""
     settings = settings or ChunkSettings()
-    source = normalise(text)
-    metadata, body_start = front_matter(source)
-    blocks = scan_blocks(source, body_start)
-    if not blocks:
-        return []
-    packer = Packer(source, blocks, settings)
-    return _assemble(source, packer, metadata, settings)
+    warm_up()  # once per process: not this document's cost
+    with cpu_budget(settings.cpu_seconds):
+        source = normalise(text)
+        metadata, body_start = front_matter(source)
+        blocks = scan_blocks(source, body_start)
+        if not blocks:
+            return []
+        packer = Packer(source, blocks, settings)
+        return _assemble(source, packer, metadata, settings)
 
 
 def _assemble(
@@ -53,6 +56,7 @@ def _assemble(
     previous_spans: list[sections.Span] = []
     pending = deque(packer.drafts())
     while pending:
+        check()
         draft = pending.popleft()
         core = draft.prefix + source[draft.start : draft.end] + draft.suffix
         budget = settings.overlap_tokens if _gets_overlap(previous, draft, settings, packer) else 0

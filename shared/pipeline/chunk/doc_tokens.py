@@ -8,6 +8,14 @@ an indentation, encoded alone and cached), the document's tokens between its fir
 seam, and its tail after the last seam (usually some punctuation, cached likewise); a slice
 without seams inside is encoded whole.
 
+tiktoken's byte-pair merge grows faster than linearly with the length of one regex piece,
+and text without spaces or line breaks (CJK, base64, a pasted URL) is one piece: a 1 MB run
+took minutes. `encode` therefore encodes text over `_WINDOW` characters in windows cut at
+seams (exact: the same tokens as one encode); only a run of more than half a window without
+any seam is cut at the window's end, where its tokens may differ from tiktoken's by a token
+or two. Such a run holds more tokens than any chunk may (a token is at most 128 bytes), so
+it is always split, and every chunk's final text is still measured on its own.
+
 Token positions are counted in characters: the tokens' characters are their bytes other than
 UTF-8 continuation bytes, so one table per vocabulary and one `accumulate` per document give
 the character where each token starts (a token opening inside a character belongs to it).
@@ -20,12 +28,13 @@ from bisect import bisect_left
 from functools import lru_cache
 from itertools import accumulate
 
-from shared.pipeline.chunk.token_sums import is_seam, tail_seam
+from shared.pipeline.chunk.token_sums import is_seam, last_seam, tail_seam
 from shared.tokens import encoding
 
 # A seam after a non-space character before a space, or after a newline before a non-space.
 _SEAM = re.compile(r"(?<=\S) |(?<=\n)\S")
 _SHORT = 48  # pieces up to this many characters are encoded once per process (cached)
+_WINDOW = 65_536  # longer texts are encoded in windows (over 450 tokens: 128 bytes a token)
 _CONTINUATION_BYTES = bytes(range(0x80, 0xC0))
 
 
@@ -47,6 +56,12 @@ def _vocabulary() -> tuple[list[int], list[bool], list[int]]:
     return starts, inside, sizes
 
 
+def warm_up() -> None:
+    """Load the vocabulary and its tables (once per process, a few tenths of a second): the
+    first document a worker chunks should not pay for them out of its CPU budget."""
+    _vocabulary()
+
+
 @lru_cache(maxsize=8192)
 def _encode_short(text: str) -> tuple[int, ...]:
     return tuple(encoding().encode_ordinary(text))
@@ -56,7 +71,26 @@ def encode(text: str) -> list[int] | tuple[int, ...]:
     """`encode_ordinary(text)`, cached for short texts (heads, tails, repeated structure)."""
     if len(text) <= _SHORT:
         return _encode_short(text)
-    return encoding().encode_ordinary(text)
+    if len(text) <= _WINDOW:
+        return encoding().encode_ordinary(text)
+    return _encode_windows(text)
+
+
+def _encode_windows(text: str) -> list[int]:
+    """`encode_ordinary(text)` window by window, each cut at the last seam in its second
+    half, or at its end when that half has none (see the module docstring)."""
+    enc = encoding()
+    tokens: list[int] = []
+    pos, size = 0, len(text)
+    while size - pos > _WINDOW:
+        low, high = pos + _WINDOW // 2, pos + _WINDOW
+        cut = last_seam(text, low, high)
+        if cut == low and not is_seam(text, low):
+            cut = high  # a run without seams: cut it (inexact only here)
+        tokens.extend(enc.encode_ordinary(text[pos:cut]))
+        pos = cut
+    tokens.extend(enc.encode_ordinary(text[pos:]))
+    return tokens
 
 
 def _starts_of(text: str, origin: int) -> list[int]:
@@ -76,7 +110,8 @@ class DocTokens:
     def __init__(self, source: str, origin: int = 0) -> None:
         self.source = source
         self.origin = origin
-        self.all = encoding().encode_ordinary(source[origin:])
+        tokens = encode(source[origin:])
+        self.all = tokens if isinstance(tokens, list) else list(tokens)
         starts, self._inside, self._sizes = _vocabulary()
         self.chars = list(accumulate(map(starts.__getitem__, self.all), initial=origin))
         # Should the characters not add up (text tiktoken had to repair), encode each slice.

@@ -20,6 +20,7 @@ from mistune.block_parser import BlockParser, _is_plain_paragraph_start
 from mistune.core import BlockState
 
 from shared.pipeline.chunk import gfm_table, list_items
+from shared.pipeline.chunk.budget import check
 from shared.pipeline.front_matter import front_matter as front_matter  # its home since the move
 
 _ADMONITION_OPEN = (
@@ -151,7 +152,10 @@ class _PositionedParser(BlockParser):
             rules = self.rules
         sc = self.compile_sc(rules)
         indent_code = "indent_code" in rules
+        top = state.parent is None
         while state.cursor < state.cursor_max:
+            if top:
+                check()
             if indent_code:
                 end_pos = self._parse_indent_code_fast(state)
                 if end_pos is not None:

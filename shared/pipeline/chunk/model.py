@@ -21,6 +21,8 @@ class ChunkSettings:
     # Where a chunk's overlap may come from: the same section (heading path), the same H1
     # section, or anywhere in the document (seed 001's literal reading).
     overlap_scope: OverlapScope = "h1"
+    # CPU seconds one document may take (`budget`); None: no limit (the pure function).
+    cpu_seconds: float | None = None
 
     @property
     def overlap_across_h1(self) -> bool:
@@ -34,6 +36,7 @@ class ChunkSettings:
             overlap_tokens=settings.chunk_overlap_tokens,
             min_tokens=settings.chunk_min_tokens,
             overlap_scope=settings.chunk_overlap_scope,
+            cpu_seconds=settings.chunk_cpu_seconds,
         )
 
 

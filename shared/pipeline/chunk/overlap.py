@@ -17,7 +17,9 @@ overlap rather than a broken one.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
+from weakref import WeakKeyDictionary
 
 from shared.pipeline.chunk.doc_tokens import DocTokens, encode
 from shared.pipeline.chunk.markdown_blocks import FENCE_LINE, Block
@@ -31,6 +33,10 @@ _WORD_START = re.compile(r"\s+(?=\S)")
 _LIST_ITEM = re.compile(r" *(?:[*+-]|\d{1,9}[.)])(?:[ \t]|$)")
 
 Start = tuple[int, str]  # (source position, structure repeated in front of it)
+Nested = Callable[[Block], "list[Container]"]
+# Each block's containers, found once per document (keyed by its `DocTokens`): every chunk cut
+# from one huge block looks them up, and finding them again each time was quadratic.
+_CONTAINERS: WeakKeyDictionary[DocTokens, dict[Block, list[Container]]] = WeakKeyDictionary()
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +70,7 @@ def take_overlap(
     tail = doc.byte_length(doc.last_tokens(previous.start, previous.end, budget + 2))
     begin = max(previous.start, previous.end - tail)  # chars <= bytes: covers the tail
     body_start = _continued_body(source, blocks, previous, draft)
+    nested = _nested_of(source, doc)
     low = max(budget * 6 // 7, 1)
     measured: dict[int, Overlap] = {}
 
@@ -111,10 +118,10 @@ def take_overlap(
         """Not blank; in a continued table or code block only its own rows or lines."""
         return [candidate for candidate in candidates if lowest <= candidate[0] < ink]
 
-    clean = first_fitting(usable(_candidates(source, blocks, previous, begin, words=False)))
+    clean = first_fitting(usable(_candidates(source, blocks, previous, begin, nested, words=False)))
     if clean is not None and clean.tokens >= low:
         return clean
-    word = first_fitting(usable(_candidates(source, blocks, previous, begin, words=True)))
+    word = first_fitting(usable(_candidates(source, blocks, previous, begin, nested, words=True)))
     if word is not None and word.tokens >= low:
         return word
     return clean or NONE
@@ -126,13 +133,16 @@ def _continued_body(source: str, blocks: list[Block], previous: Draft, draft: Dr
     block = blocks[previous.last]
     if not draft.prefix or draft.first != previous.last or block.kind not in ("code", "table"):
         return None
-    lines = line_starts(source, block.start, block.end)
-    skip = 2 if block.kind == "table" else 1
-    return lines[skip] if len(lines) > skip else None
+    pos = block.start  # the start of line `skip` (found directly: the block may be huge)
+    for _ in range(2 if block.kind == "table" else 1):
+        pos = source.find("\n", pos, block.end) + 1
+        if pos == 0:
+            return None
+    return pos
 
 
 def _candidates(
-    source: str, blocks: list[Block], previous: Draft, begin: int, words: bool
+    source: str, blocks: list[Block], previous: Draft, begin: int, nested: Nested, words: bool
 ) -> list[Start]:
     """Clean starts, or word starts in prose, from `begin` on, earliest first."""
     found: list[Start] = []
@@ -140,16 +150,18 @@ def _candidates(
     for index in range(previous.first, previous.last + 1):
         block = blocks[index]
         if block.end > begin and block.start < previous.end:
-            starts_in(source, block, begin, previous.end, found)
+            starts_in(source, block, begin, previous.end, nested, found)
     return sorted(found)
 
 
-def _clean_starts_in(source: str, block: Block, begin: int, end: int, clean: list[Start]) -> None:
+def _clean_starts_in(
+    source: str, block: Block, begin: int, end: int, nested_of: Nested, clean: list[Start]
+) -> None:
     """Clean starts (block, sentence, item, row, code line) of `block` in `[begin, end)`, each
     with the structure to repeat in front."""
     if block.start >= begin:
         clean.append((block.start, ""))
-    first_line = max(block.start, source.rfind("\n", 0, max(begin, block.start)) + 1)
+    first_line = max(block.start, source.rfind("\n", block.start, max(begin, block.start)) + 1)
     lines = line_starts(source, first_line, min(block.end, end))
     lines = [s for s in lines if begin <= s < end and s > block.start and source[s] != "\n"]
     if block.kind == "table":
@@ -160,7 +172,7 @@ def _clean_starts_in(source: str, block: Block, begin: int, end: int, clean: lis
     if block.kind == "code":
         _code_starts(source, block, lines, clean)
         return
-    nested = _nested(source, block)
+    nested = nested_of(block)
     fences = [c for c in nested if FENCE_LINE.match(c.opener)]
     for start in lines:
         code_line = _open_fence(fences, start) is not None  # whole, behind its opener
@@ -169,10 +181,12 @@ def _clean_starts_in(source: str, block: Block, begin: int, end: int, clean: lis
     _prose_starts(source, block, begin, end, nested, _SENTENCE_START, clean)
 
 
-def _word_starts_in(source: str, block: Block, begin: int, end: int, words: list[Start]) -> None:
+def _word_starts_in(
+    source: str, block: Block, begin: int, end: int, nested_of: Nested, words: list[Start]
+) -> None:
     """Word starts in the prose of `block` in `[begin, end)` (none in a table or code block)."""
     if block.kind not in ("table", "code"):
-        _prose_starts(source, block, begin, end, _nested(source, block), _WORD_START, words)
+        _prose_starts(source, block, begin, end, nested_of(block), _WORD_START, words)
 
 
 def _prose_starts(
@@ -206,6 +220,18 @@ def _code_starts(source: str, block: Block, lines: list[int], clean: list[Start]
     last = source.rfind("\n", block.start, block.end) + 1
     closed = last > block.start and FENCE_LINE.match(source[last : block.end]) is not None
     clean.extend((start, structure) for start in lines if not (closed and start >= last))
+
+
+def _nested_of(source: str, doc: DocTokens) -> Nested:
+    """`_nested` for the blocks of `doc`'s document, each block's found once."""
+    found = _CONTAINERS.setdefault(doc, {})
+
+    def nested(block: Block) -> list[Container]:
+        if block not in found:
+            found[block] = _nested(source, block)
+        return found[block]
+
+    return nested
 
 
 def _nested(source: str, block: Block) -> list[Container]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from shared.pipeline.chunk.budget import check
 from shared.pipeline.chunk.doc_tokens import DocTokens
 from shared.pipeline.chunk.markdown_blocks import Block
 from shared.pipeline.chunk.model import ChunkSettings
@@ -87,6 +88,7 @@ class Packer:
         drafts: list[Draft] = []
         current, current_tokens = first, 0
         for group_start, group_stop in zip(starts, [*starts[1:], stop], strict=True):
+            check()
             size = self._estimate(group_start, group_stop)
             if current < group_start and self._fits(current_tokens, size):
                 current_tokens += size + 1
@@ -112,6 +114,7 @@ class Packer:
         drafts: list[Draft] = []
         current, current_tokens = first, 0
         for index in range(first, stop):
+            check()
             size = self.tokens[index]
             if current < index:
                 heading_last = self.blocks[index - 1].kind == "heading"

@@ -15,6 +15,7 @@ from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from itertools import pairwise
 
+from shared.pipeline.chunk.budget import check
 from shared.pipeline.chunk.doc_tokens import DocTokens
 from shared.pipeline.chunk.markdown_blocks import FENCE_LINE, Block, scan_blocks
 from shared.tokens import encoding
@@ -262,6 +263,7 @@ def _pack(
     spans = []
     cap = max(cap, 1)
     while tokens.count(start, end) > cap:
+        check()
         cut = _choose(tokens, start, end, seams, target, cap)
         spans.append((start, cut[0]))
         start = cut[1]

@@ -23,6 +23,7 @@ from shared.pipeline.convert.html import HTML_MEDIA_TYPE, convert_html, looks_li
 from shared.pipeline.convert.ocr import OcrNeeded, OcrOptions
 from shared.pipeline.convert.pdf import convert_pdf
 from shared.pipeline.convert.text import decode_text, sniff_text
+from shared.pipeline.convert.text_bound import TextBound
 from shared.settings import Settings, get_settings
 
 
@@ -190,6 +191,7 @@ def convert(
             deadline=deadline,
             ocr=options,
             no_ocr_reason=reason,
+            text_bound=TextBound(settings.pdf_max_chars_per_page, settings.pdf_max_chars),
         )
         return Converted(pdf.markdown, pdf.page_starts, pdf.metadata, pdf.warnings, pdf.ocr)
     if kind == DOCX_MEDIA_TYPE:

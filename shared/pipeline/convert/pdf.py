@@ -37,6 +37,7 @@ from shared.pipeline.convert.ocr import (
     recognise_pages,
 )
 from shared.pipeline.convert.render import build_blocks, render
+from shared.pipeline.convert.text_bound import TextBound, counting
 
 MAX_OUTLINE_ENTRIES = 5000
 _FILE_NAME_TITLE = re.compile(r"\.(docx?|odt|pdf|indd|pages|rtf|pptx?)$", re.I)
@@ -246,21 +247,31 @@ def _vertical_box(reader: PdfReader, index: int) -> tuple[float, float] | None:
 
 
 def read_pages(
-    reader: PdfReader, count: int, deadline: Deadline, warnings: list[str]
+    reader: PdfReader,
+    count: int,
+    deadline: Deadline,
+    warnings: list[str],
+    bound: TextBound | None = None,
 ) -> list[list[Line]]:
-    """Lines of every page; a page pypdf cannot read is skipped with a warning."""
+    """Lines of every page; a page pypdf cannot read is skipped with a warning. With a
+    `bound`, text beyond it is refused (`too_large`) while pypdf reads it."""
     pages: list[list[Line]] = []
     failed = 0
     for index in range(count):
         deadline.check()
         try:
-            lines = extract_lines(reader.pages[index], index + 1, deadline.check)
+            page = reader.pages[index]
+            if bound is not None:
+                page = counting(page, bound, index + 1)
+            lines = extract_lines(page, index + 1, deadline.check)
         except IngestError:
             raise
         except Exception as exc:
             failed += 1
             warnings.append(f"page {index + 1} could not be read ({type(exc).__name__}); skipped")
             lines = []
+        if bound is not None:
+            bound.raise_refusal()
         pages.append(lines)
     if count and failed == count:
         raise corrupt("no page could be read")
@@ -307,11 +318,13 @@ def convert_pdf(
     deadline: Deadline,
     ocr: OcrOptions | None = None,
     no_ocr_reason: str = "",
+    text_bound: TextBound | None = None,
 ) -> PdfText:
     """Markdown, page starts, metadata and warnings of a PDF (see module docstring).
 
     Pages without text are read with OCR when `ocr` is given (see `shared.pipeline.convert.
-    ocr`); `no_ocr_reason` tells the editor why it is not, when it is not.
+    ocr`); `no_ocr_reason` tells the editor why it is not, when it is not. `text_bound`
+    limits the text of a page and of the whole (`too_large`, see `text_bound`).
     """
     warnings: list[str] = []
     reader = open_pdf(data, warnings)
@@ -320,7 +333,7 @@ def convert_pdf(
     metadata["page_count"] = count
     outline = read_outline(reader, deadline)
     metadata["has_outline"] = bool(outline)
-    pages = read_pages(reader, count, deadline, warnings)
+    pages = read_pages(reader, count, deadline, warnings, text_bound)
     unreadable = {n for n in range(1, count + 1) if any(f"page {n} " in w for w in warnings)}
     scans = scanned_pages(reader, pages, unreadable)
     read: list[int] = []
