@@ -29,8 +29,10 @@ class Citation:
 
 # --- escaping: a citation is always exactly one link, whatever its title, heading and URL ---
 
-#: ASCII punctuation that Markdown (or HTML inside it) could read as syntax within a label.
-_LABEL_SYNTAX = re.compile(r"([\\`*_{}\[\]()<>!|~&])")
+#: What Markdown (or HTML inside it) could read as syntax within a label: emphasis, code,
+#: brackets (which would end the label), tags, table pipes. Parentheses stay as they are:
+#: with the brackets escaped they cannot start a link.
+_LABEL_SYNTAX = re.compile(r"([\\`*_\[\]<>|~])")
 #: ASCII a link destination keeps as is (RFC 3986's reserved and unreserved characters, and
 #: `%` for escapes already made); `(`, `)`, `'`, `<`, `>`, quotes, spaces and controls are
 #: percent-encoded, so nothing can close the destination or start HTML.
