@@ -5,6 +5,7 @@ document asks for the `delete` scope."""
 from __future__ import annotations
 
 import io
+import json
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -15,7 +16,14 @@ from fastapi.testclient import TestClient
 from api.app import create_app
 from shared.settings import Settings
 from shared.tags import MAX_TAG_CHARS, MAX_TAGS
-from tests.e2e.api_support import EDITOR_KEY, WEBHOOK_SECRET, cms_event, count, post_event
+from tests.e2e.api_support import (
+    EDITOR_KEY,
+    cms_event,
+    count,
+    post_event,
+    rows,
+    signed_headers,
+)
 from tests.e2e.api_support import use_settings as apply_settings
 
 pytestmark = pytest.mark.e2e
@@ -114,28 +122,16 @@ def test_upload_fields_no_column_can_hold_are_a_422(
 def test_webhook_values_no_column_can_hold_are_a_422(anonymous: TestClient, pg: str) -> None:
     for page in ({"title": "Knie\x00"}, {"title": "\ud800"}, {"body": "# K\n\n\ud800\n"}):
         event = cms_event("publish", "page-x", **page)
-        body = _json_keeping_surrogates(event)
+        body = json.dumps(event).encode()
         response = anonymous.post(
-            "/v1/webhooks/cms", content=body, headers=_signed(body)
+            "/v1/webhooks/cms", content=body, headers=signed_headers(body)
         )  # json.dumps escapes the lone surrogate as \\ud800, which json.loads gives back
         refused(response, "invalid_field")
     huge = b'{"id": "d-1", "event": "publish", "page": {"id": "p", "body": "# K", "n": 1' + (
         b"0" * 5000 + b"}}"
     )
-    refused(anonymous.post("/v1/webhooks/cms", content=huge, headers=_signed(huge)))
+    refused(anonymous.post("/v1/webhooks/cms", content=huge, headers=signed_headers(huge)))
     assert count(pg, "document_versions") == 0
-
-
-def _json_keeping_surrogates(event: dict[str, Any]) -> bytes:
-    import json
-
-    return json.dumps(event).encode()
-
-
-def _signed(body: bytes) -> dict[str, str]:
-    from tests.e2e.api_support import signed_headers
-
-    return signed_headers(body, secret=WEBHOOK_SECRET)
 
 
 def test_a_lone_surrogate_in_a_search_query_is_a_422(client: TestClient) -> None:
@@ -167,3 +163,14 @@ def test_allow_empty_needs_the_delete_scope(uploader: TestClient, pg: str) -> No
     assert count(pg, "document_versions") == 0
     assert upload(uploader).status_code == 202
     assert uploader.delete(f"/v1/documents/{'0' * 8}-0000-0000-0000-{'0' * 12}").status_code == 403
+
+
+def test_allow_empty_is_kept_with_the_version(
+    client: TestClient, anonymous: TestClient, pg: str
+) -> None:
+    assert upload(client, allow_empty="true").status_code == 202
+    event = cms_event("publish", "page-empty", body="---\ntitle: Leeg\n---\n", allow_empty=True)
+    assert post_event(anonymous, event).status_code == 202
+    assert post_event(anonymous, cms_event("publish", "page-full")).status_code == 202
+    kept = rows(pg, "SELECT allow_empty FROM document_versions ORDER BY received_at")
+    assert [row[0] for row in kept] == [True, True, False]
