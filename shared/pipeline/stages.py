@@ -22,7 +22,7 @@ from sqlalchemy.orm import Session
 from shared import repository as repo
 from shared.adapters.fetch import fetch
 from shared.db import transaction
-from shared.errors import PermanentError
+from shared.errors import FrontMatterError, PermanentError
 from shared.log import bind, get_logger
 from shared.models import DocumentVersion
 from shared.pipeline import indexing
@@ -217,7 +217,10 @@ def convert_version(
 def conversion_output(converted: Converted) -> dict[str, Any]:
     """The version's columns a conversion fills (written with the move out of `converting`)."""
     conversion = {"metadata": converted.metadata, "warnings": converted.warnings}
-    found = front_matter(normalise(converted.markdown))[0]
+    try:  # refused front matter fails the version in the chunk stage, typed
+        found = front_matter(normalise(converted.markdown))[0]
+    except FrontMatterError:
+        found = {}
     if found:  # once per version; chunk rows and points carry only the fields they index
         conversion["front_matter"] = found
     if converted.ocr:

@@ -127,3 +127,14 @@ def test_chunk_rows_carry_no_front_matter_and_short_headings() -> None:
         assert "metadata" not in row["extra"] and "x" * 100 not in str(row)
         assert len(row["headings"][0]) == indexing.MAX_HEADING_CHARS
         assert row["extra"]["sections"][0]["headings"] == row["headings"]
+
+
+def test_the_conversion_keeps_the_front_matter_once_and_leaves_refusals_to_the_chunk_stage() -> (
+    None
+):
+    from shared.pipeline.stages import conversion_output
+
+    kept = conversion_output(Converted(markdown="---\ntitle: Knie\n---\n# Knie\n"))
+    assert kept["conversion"]["front_matter"] == {"title": "Knie"}
+    bad = conversion_output(Converted(markdown="---\ndate: 2024-13-45\n---\n# Knie\n"))
+    assert "front_matter" not in bad["conversion"]  # no raise here: a batch of pages goes on
