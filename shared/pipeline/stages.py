@@ -279,14 +279,15 @@ def chunk_conversion(
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """The chunk rows of a conversion, and what it says about the document. `language`: the
     one the uploader or the CMS gave (else the document's own, as `describe_document` keeps
-    it), for the chunks' lexical vectors. No chunks (a page of front matter only) fails
-    `empty_document`, so the indexed version stays, unless the request said it means to empty
-    the document (`allow_empty`): then its old points go."""
+    it), for the chunks' lexical vectors. No chunks (a page of front matter only) where the
+    indexed version has some fails `empty_document`, so that version stays, unless the request
+    said it means to empty the document (`allow_empty`): then its old points go. A new page
+    without text (nothing to lose) is indexed empty as before."""
     described = dict(metadata)
     described.update(front_matter(normalise(converted.markdown))[0])
     language = language or repo.described_fields(described).get("language")
     chunks = chunk_markdown(converted.markdown, ChunkSettings.from_settings(ctx.settings))
-    if not chunks and not allow_empty:
+    if not chunks and not allow_empty and _has_chunks(document_id):
         raise PermanentError(
             "The document has no text to index (only front matter, or nothing readable). "
             "The version in the index stays. To empty the document on purpose, send it with "
@@ -294,6 +295,11 @@ def chunk_conversion(
             code="empty_document",
         )
     return indexing.chunk_rows(document_id, chunks, converted, language), described
+
+
+def _has_chunks(document_id: uuid.UUID) -> bool:
+    with transaction() as session:
+        return repo.indexed_chunk_count(session, document_id) > 0
 
 
 def _save_chunks(

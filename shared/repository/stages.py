@@ -120,6 +120,16 @@ def described_fields(found: dict[str, Any]) -> dict[str, str]:
     }
 
 
+def indexed_chunk_count(session: Session, document_id: uuid.UUID) -> int:
+    """How many chunks the document's indexed (current) version has: 0 without one."""
+    count = session.execute(
+        sa.select(DocumentVersion.chunk_count)
+        .join(Document, Document.current_version_id == DocumentVersion.id)
+        .where(Document.id == document_id, Document.deleted_at.is_(None))
+    ).scalar()
+    return int(count or 0)
+
+
 def describe_document(session: Session, document_id: uuid.UUID, found: dict[str, Any]) -> None:
     """Fill the document's title, URL, language and tags from its front matter or PDF
     metadata, where the uploader or the CMS did not give them.

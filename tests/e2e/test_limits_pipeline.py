@@ -101,6 +101,9 @@ def test_front_matter_is_kept_once_and_an_empty_version_needs_allow_empty(
         (conversion,) = rows(
             url, "SELECT conversion FROM document_versions WHERE id = :v", v=first["version_id"]
         )
+        files = {"file": ("leeg.md", io.BytesIO(b"---\ntitle: Leeg\n---\n"))}
+        fresh = http.post("/v1/documents", files=files).json()["documents"][0]
+        assert finished(http, fresh)["status"] == "indexed"  # nothing to lose: indexed empty
         meant = upload(http, "---\ntitle: Knie\n---\n", allow_empty="true")
         assert finished(http, meant)["status"] == "indexed"
         after = http.get(f"/v1/documents/{first['document_id']}/chunks").json()["total"]
