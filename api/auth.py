@@ -130,14 +130,20 @@ def require_scope(scope: str) -> Callable[..., str]:
     assert scope in SCOPES, scope
 
     def dependency(request: Request, name: str = Depends(require_key)) -> str:
-        key: ApiKey = request.state.api_key
-        if not key.allows(scope):
-            raise ApiProblem(
-                403,
-                f"The API key {name!r} may not {scope}: its scopes are "
-                f"{', '.join(sorted(key.scopes or ())) or 'none'}. Ask for a key with the "
-                f"{scope!r} scope.",
-            )
+        check_scope(request, scope)
         return name
 
     return dependency
+
+
+def check_scope(request: Request, scope: str, why: str = "") -> None:
+    """403 unless the request's key (already checked) allows `scope`; `why` names what asked
+    for it (`allow_empty=true` asks for `delete`)."""
+    key: ApiKey = request.state.api_key
+    if not key.allows(scope):
+        raise ApiProblem(
+            403,
+            f"The API key {key.name!r} may not {scope}{why}: its scopes are "
+            f"{', '.join(sorted(key.scopes or ())) or 'none'}. Ask for a key with the "
+            f"{scope!r} scope.",
+        )

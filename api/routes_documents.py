@@ -13,7 +13,7 @@ from fastapi import APIRouter, Depends, File, Form, Query, Request, UploadFile
 from fastapi.responses import JSONResponse
 from pydantic import BeforeValidator
 
-from api.auth import require_key, require_scope
+from api.auth import check_scope, require_key, require_scope
 from api.problems import ApiProblem
 from api.schemas import (
     Accepted,
@@ -39,6 +39,8 @@ from shared import repository as repo
 from shared.db import transaction
 from shared.models import Document, DocumentVersion
 from shared.pipeline.convert.confidence import low_confidence_warning
+from shared.tags import TagError, clean_tags
+from shared.text_checks import FieldError, check_text, load_json
 from shared.urls import require_safe_url
 
 UPLOAD_SOURCE = "upload"
@@ -64,21 +66,32 @@ def _location(document_id: uuid.UUID) -> str:
 
 
 def _parse_tags(values: list[str]) -> list[str]:
-    """Tags repeated, comma-separated, or both; trimmed, de-duplicated, order kept."""
-    tags: list[str] = []
-    for value in values:
-        for tag in value.split(","):
-            tag = tag.strip()
-            if tag and tag not in tags:
-                tags.append(tag)
-    return tags
+    """Tags repeated, comma-separated, or both; trimmed, de-duplicated, order kept; a 422
+    past `MAX_TAGS` or `MAX_TAG_CHARS`."""
+    try:
+        return clean_tags((check_text(v, "tags") or "" for v in values), split=True)
+    except TagError as exc:
+        raise ApiProblem(422, str(exc), title="Tags refused", code="tags_refused") from None
+    except FieldError as exc:
+        raise ApiProblem(422, str(exc), code="invalid_field") from None
+
+
+def _check_fields(**fields: str | None) -> None:
+    """422 for a form field no text may hold (a NUL character, a lone surrogate)."""
+    for name, value in fields.items():
+        try:
+            check_text(value, name)
+        except FieldError as exc:
+            raise ApiProblem(422, str(exc), code="invalid_field") from None
 
 
 def _parse_metadata(raw: str | None) -> dict[str, Any]:
     if raw is None or not raw.strip():
         return {}
     try:
-        value = json.loads(raw)
+        value = load_json(raw, "metadata")
+    except FieldError as exc:
+        raise ApiProblem(422, str(exc), code="invalid_field") from None
     except json.JSONDecodeError as exc:
         raise ApiProblem(422, f"metadata is not valid JSON: {exc}") from None
     except RecursionError:  # nested beyond Python's stack
@@ -149,6 +162,14 @@ def upload(
     source_url: Annotated[str | None, Form(max_length=2000)] = None,
     language: Annotated[str | None, Form(max_length=35)] = None,
     tags: Annotated[list[str] | None, Form(description="Comma-separated or repeated.")] = None,
+    allow_empty: Annotated[
+        bool,
+        Form(
+            description="The new version may leave the document without chunks (front matter "
+            "only): it empties the document, so the key needs the `delete` scope. Without it "
+            "such a version fails `empty_document` and the indexed version stays.",
+        ),
+    ] = False,
     metadata: Annotated[
         str | None,
         Form(
@@ -168,6 +189,15 @@ def upload(
         raise ApiProblem(422, f"At most {MAX_FILES} files per request.")
     if external_id is not None and len(file) > 1:
         raise ApiProblem(422, "external_id can only be given with a single file.")
+    if allow_empty:
+        check_scope(request, "delete", " (allow_empty=true empties a document)")
+    _check_fields(
+        external_id=external_id,
+        folder=folder,
+        title=title,
+        source_url=source_url,
+        language=language,
+    )
     folder = (folder or "").strip().strip("/") or None
     if external_id is not None and folder is not None:
         raise ApiProblem(422, "Give external_id or folder, not both.")
@@ -175,7 +205,7 @@ def upload(
     try:
         source_url = require_safe_url(source_url, "source_url")
     except ValueError as exc:
-        raise ApiProblem(422, str(exc)) from None
+        raise ApiProblem(422, str(exc), code="url_refused") from None
     tag_list = _parse_tags(tags or [])
 
     news: list[repo.NewVersion] = []
@@ -200,6 +230,7 @@ def upload(
                 tags=tag_list,
                 metadata=extra,
                 uploaded_by=caller,
+                allow_empty=allow_empty,
             )
         )
     identities = [new.external_id for new in news]
@@ -353,6 +384,7 @@ def get_document(document_id: uuid.UUID, caller: Caller) -> DocumentDetail:
         versions = repo.document_versions(session, document_id)
         history = repo.document_history(session, document_id)
         latest = next((v for v in versions if v.id == document.latest_version_id), None)
+        current = next((v for v in versions if v.id == document.current_version_id), None)
         error = None
         if latest is not None and latest.error_code:
             error = VersionError(
@@ -361,6 +393,7 @@ def get_document(document_id: uuid.UUID, caller: Caller) -> DocumentDetail:
         return DocumentDetail(
             **_summary(document, state, repo.document_totals(session, [document])[document.id]),
             metadata=dict(document.extra or {}),
+            front_matter=((current.conversion or {}).get("front_matter") if current else None),
             error=error,
             versions=[_version_out(v) for v in versions],
             events=[EventOut.model_validate(e) for e in history],

@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Depends, Request
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 from starlette.concurrency import run_in_threadpool
 
 from api.auth import require_scope
@@ -15,6 +15,7 @@ from api.problems import ApiProblem
 from shared.retrieval.filters import SearchFilters
 from shared.retrieval.hits import Hit
 from shared.retrieval.search import QueryError, SearchRequest, search
+from shared.text_checks import check_text
 
 router = APIRouter(prefix="/v1", tags=["search"])
 
@@ -33,6 +34,13 @@ class Filters(BaseModel):
     )
     updated_since: datetime | None = None
 
+    @field_validator("document_ids", "source", "tags", "language", "heading_prefix")
+    @classmethod
+    def _storable(cls, value: Any) -> Any:
+        for item in value if isinstance(value, list) else [value]:
+            check_text(item, "a filter")  # FieldError is a ValueError: a 422
+        return value
+
 
 class SearchBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -45,6 +53,12 @@ class SearchBody(BaseModel):
     )
     hybrid: bool | None = Field(default=None, description="Default SEARCH_HYBRID.")
     rerank: bool | None = Field(default=None, description="Default SEARCH_RERANK.")
+
+    @field_validator("query")
+    @classmethod
+    def _encodable(cls, value: str) -> str:
+        """A lone surrogate cannot be encoded for the embedding API (it was a 500)."""
+        return check_text(value, "query") or ""
 
 
 class SearchResponse(BaseModel):

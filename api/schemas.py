@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from shared.tags import MAX_TAGS, clean_tags
 from shared.urls import require_safe_url
 
 DocumentStatus = Literal[
@@ -151,6 +152,11 @@ class SourceList(BaseModel):
 
 class DocumentDetail(DocumentSummary):
     metadata: dict[str, Any]
+    front_matter: dict[str, Any] | None = Field(
+        default=None,
+        description="The indexed version's front matter, kept once per version (chunks and "
+        "points carry only title, URL, language, tags and heading path).",
+    )
     error: VersionError | None = Field(
         description="Why the latest version failed, in words a content editor can act on."
     )
@@ -244,7 +250,7 @@ class CmsPage(BaseModel):
     url: str | None = Field(default=None, max_length=2000)
     title: str | None = Field(default=None, max_length=1000)
     language: str | None = Field(default=None, max_length=35)
-    tags: list[str] = Field(default_factory=list, max_length=100)
+    tags: list[str] = Field(default_factory=list, max_length=MAX_TAGS)
     body: str | None = None
     content_type: Literal["text/markdown", "text/html"] = Field(
         default="text/markdown",
@@ -252,11 +258,21 @@ class CmsPage(BaseModel):
         "navigation, header and footer are dropped). A `content_url` is judged by its bytes.",
     )
     content_url: str | None = Field(default=None, max_length=2000)
+    allow_empty: bool = Field(
+        default=False,
+        description="The page may have no text left (front matter only): its points go. "
+        "Without it such a version fails `empty_document` and the indexed version stays.",
+    )
 
     @field_validator("url")
     @classmethod
     def _http_url(cls, value: str | None) -> str | None:
         return require_safe_url(value, "page.url")
+
+    @field_validator("tags")
+    @classmethod
+    def _tags(cls, value: list[str]) -> list[str]:
+        return clean_tags(value)  # TagError is a ValueError: pydantic makes it a 422
 
 
 class CmsEvent(BaseModel):

@@ -30,6 +30,7 @@ from shared import ingest
 from shared import repository as repo
 from shared.adapters.fetch import check_url
 from shared.errors import PermanentError
+from shared.text_checks import FieldError, load_json
 
 CMS_SOURCE = "cms"
 MAX_BODY_BYTES = 5 * 1024 * 1024
@@ -86,9 +87,11 @@ def _unauthorized(detail: str) -> ApiProblem:
 
 def _parse_event(body: bytes) -> CmsEvent:
     try:
-        payload: Any = json.loads(body)
+        payload: Any = load_json(body.decode("utf-8"), "A value in the event")
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ApiProblem(422, f"The body is not valid JSON: {exc}") from None
+    except FieldError as exc:  # NUL, a lone surrogate, NaN, a number too large to store
+        raise ApiProblem(422, str(exc), code="invalid_field") from None
     except RecursionError:
         raise ApiProblem(422, "The body nests JSON too deeply to be an event.") from None
     try:
@@ -210,8 +213,9 @@ def _handle(event: CmsEvent, delivery_id: str, state: Any) -> WebhookResult:
         title=page.title,
         source_url=page.url,
         language=page.language,
-        tags=[tag.strip() for tag in page.tags if tag.strip()],
+        tags=page.tags,
         uploaded_by="cms",
+        allow_empty=page.allow_empty,
     )
     done = ingest.submit_delivery(new, delivery_id, event.event, state.enqueue)
     registered = done.registered

@@ -279,7 +279,19 @@ const I18n = (() => {
         + "supportteam.",
       "errors.front_matter_refused": "De front matter (de YAML tussen de ---regels bovenaan) is "
         + "geweigerd: geen YAML-ankers of -aliassen (&naam, *naam), hoogstens 64 KB en 20 niveaus "
-        + "diep. Schrijf de waarden voluit en upload het bestand opnieuw.",
+        + "diep, en alleen datums die bestaan (zoals 2024-05-01; zet andere waarden tussen "
+        + "aanhalingstekens). Pas dit aan en upload het bestand opnieuw.",
+      "errors.tags_refused": "Te veel labels of een te lang label: hoogstens 100 labels van "
+        + "elk hoogstens 100 tekens. Kort de labels in en probeer het opnieuw.",
+      "errors.url_refused": "Het webadres (bron-URL of url in de front matter) moet met http:// "
+        + "of https:// beginnen. Pas het aan en probeer het opnieuw.",
+      "errors.invalid_field": "Een veld bevat tekens of getallen die niet kunnen worden opgeslagen "
+        + "(een NUL-teken, een losse surrogaat, NaN of een te groot getal). Pas het veld aan en "
+        + "probeer het opnieuw.",
+      "errors.empty_document": "Deze versie bevat geen tekst om te indexeren (alleen front matter "
+        + "of niets leesbaars). De vorige versie blijft gewoon vindbaar. Wilt u het document echt "
+        + "leegmaken, verwijder het dan of upload met allow_empty=true (sleutel met het recht "
+        + "delete).",
     },
     en: {
       "app.name": "Content ingestion",
@@ -511,8 +523,18 @@ const I18n = (() => {
       // The server's messages are English already and name the exact cause, so in English
       // they are shown as they are; these explanations stand in when a failure has none.
       "errors.front_matter_refused": "The front matter (the YAML between the --- lines at the "
-        + "top) was refused: no YAML anchors or aliases, at most 64 KB and 20 levels deep. Write "
-        + "the values out in full and upload again.",
+        + "top) was refused: no YAML anchors or aliases, at most 64 KB and 20 levels deep, and "
+        + "only dates that exist (such as 2024-05-01; quote other values). Change it and upload "
+        + "again.",
+      "errors.tags_refused": "Too many tags or a tag too long: at most 100 tags of at most 100 "
+        + "characters each.",
+      "errors.url_refused": "The web address (source URL, or url in the front matter) must start "
+        + "with http:// or https://.",
+      "errors.invalid_field": "A field holds characters or numbers that cannot be stored (a NUL "
+        + "character, a lone surrogate, NaN or a number too large).",
+      "errors.empty_document": "This version has no text to index (only front matter, or nothing "
+        + "readable). The previous version stays searchable. To empty the document on purpose, "
+        + "delete it or upload with allow_empty=true (a key with the delete scope).",
     },
   };
 

@@ -13,12 +13,15 @@ heading), so nothing of the page is lost.
 from __future__ import annotations
 
 import datetime as dt
+import math
 import re
 from typing import Any
 
 import yaml
 
 from shared.errors import FrontMatterError
+from shared.tags import TagError, clean_tags
+from shared.urls import safe_url
 
 #: Front matter is a few lines of metadata; anything near this is not.
 MAX_BYTES = 64 * 1024
@@ -29,6 +32,7 @@ _FRONT_MATTER = re.compile(r"\A---[ \t]*\n(?P<yaml>(?:.*?\n)??)(?:---|\.\.\.)[ \
 _YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when built with it
 # Nesting libyaml's composer (which recurses in C) may meet: far below any stack limit.
 _COMPOSE_LIMIT = 200
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
 _OPEN = (yaml.MappingStartEvent, yaml.SequenceStartEvent)
 _CLOSE = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
 
@@ -57,9 +61,35 @@ def front_matter(source: str) -> tuple[dict[str, Any], int]:
         data = _load(raw)
     except yaml.YAMLError:
         return {}, 0  # not YAML: the dashes are Markdown
+    except (ValueError, OverflowError) as exc:  # `date: 2024-13-45`, an integer of 5,000 digits
+        raise FrontMatterError(
+            "The front matter (the YAML between the --- lines at the top) has a value that "
+            f"cannot be read ({exc}). A date must exist (2024-05-01); put other values in "
+            "quotes ('2024-13-45').",
+        ) from None
     if not isinstance(data, dict):
         return {}, 0
-    return _jsonable(data), match.end()
+    found = _jsonable(data)
+    _check_described(found)
+    return found, match.end()
+
+
+def _check_described(found: dict[str, Any]) -> None:
+    """The fields the index carries must keep its limits: tags (`shared.tags`), and a URL
+    that is a link (a `javascript:` or `data:` URL is refused; a relative one is not stored)."""
+    tags = found.get("tags")
+    if isinstance(tags, list):
+        try:
+            found["tags"] = clean_tags(tags)
+        except TagError as exc:
+            raise FrontMatterError(f"The front matter's tags: {exc}", code="tags_refused") from None
+    for name in ("source_url", "url"):
+        url = found.get(name)
+        if isinstance(url, str) and _SCHEME.match(url.strip()) and safe_url(url) is None:
+            raise FrontMatterError(
+                f"The front matter's {name} must be an http or https URL with a host name.",
+                code="url_refused",
+            )
 
 
 def _load(raw: str) -> Any:
@@ -150,6 +180,8 @@ def _jsonable(value: Any) -> Any:
         return [_jsonable(item) for item in value]
     if isinstance(value, dt.date | dt.datetime | dt.time):
         return value.isoformat()
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)  # .nan, .inf: JSON columns take no such number
     if value is None or isinstance(value, str | int | float | bool):
         return value
     return str(value)

@@ -29,10 +29,20 @@ from shared.pipeline.convert import Converted
 from shared.pipeline.embed import HEADING_SEPARATOR, Embedder, embedding_input, make_embedder
 from shared.retrieval import sparse
 from shared.settings import Settings
+from shared.tags import MAX_TAGS
 from shared.urls import safe_url
 
 POINT_NAMESPACE = uuid.UUID("6f1d3c52-4a8e-5b7e-9c1a-2d0e8f4b7a10")
 _COLUMNS = {"index", "text", "token_count", "headings", "kinds", "char_start", "char_end"}
+#: Kept once per version (`conversion["front_matter"]`), never per chunk: up to 64 KB of
+#: front matter copied into 2,000 chunk rows grew the table by 139 MB for a 184 KB upload.
+_NOT_PER_CHUNK = _COLUMNS | {"metadata"}
+#: Each heading of a chunk's path, as its row and payload carry it (and the embedding input
+#: names it): every chunk of a section repeats its path, so a 50 KB "heading" would be
+#: copied into each of them.
+MAX_HEADING_CHARS = 300
+#: A title as a payload carries it (the document's column holds as much).
+MAX_TITLE_CHARS = 1000
 
 
 def point_id(document_id: uuid.UUID, content_hash: str, occurrence: int) -> uuid.UUID:
@@ -55,6 +65,12 @@ def chunk_rows(
         seen[digest] += 1
         pages = converted.pages_for(chunk.char_start, chunk.char_end)
         data = chunk.to_dict()
+        headings = short_path(chunk.headings)
+        data["heading"] = headings[-1] if headings else None
+        data["sections"] = [
+            {**section, "headings": short_path(section.get("headings") or [])}
+            for section in chunk.sections
+        ]
         confidence = converted.ocr_confidence(chunk.char_start, chunk.char_end)
         if confidence is not None:  # text read from a scan: say so, and how sure OCR was
             data.update(ocr=True, ocr_confidence=confidence)
@@ -66,17 +82,24 @@ def chunk_rows(
                 "content_hash": digest,
                 "text": chunk.text,
                 "token_count": chunk.token_count,
-                "headings": list(chunk.headings),
+                "headings": headings,
                 "kinds": list(chunk.kinds),
                 "char_start": chunk.char_start,
                 "char_end": chunk.char_end,
                 "page_start": pages[0] if pages else None,
                 "page_end": pages[1] if pages else None,
-                "extra": {k: v for k, v in data.items() if k not in _COLUMNS},
-                "sparse": lexical_vector(list(chunk.headings), chunk.text, language),
+                "extra": {k: v for k, v in data.items() if k not in _NOT_PER_CHUNK},
+                "sparse": lexical_vector(headings, chunk.text, language),
             }
         )
     return rows
+
+
+def short_path(headings: Sequence[str]) -> list[str]:
+    """A heading path with each heading cut to `MAX_HEADING_CHARS` (an ellipsis marks it)."""
+    return [
+        h if len(h) <= MAX_HEADING_CHARS else h[: MAX_HEADING_CHARS - 1] + "…" for h in headings
+    ]
 
 
 @dataclass(frozen=True)
@@ -156,10 +179,10 @@ def payload(document: Document, version: DocumentVersion, chunk: ChunkRow) -> di
         "version_id": str(version.id),
         "source": document.source,
         "external_id": document.external_id,
-        "title": document.title or (version.conversion or {}).get("metadata", {}).get("title"),
+        "title": _title(document, version),
         "source_url": safe_url(document.source_url),  # the chatbot shows it as a link
         "language": document.language,
-        "tags": list(document.tags or []),
+        "tags": list(document.tags or [])[:MAX_TAGS],  # rows from before the limit too
         # For retrieval: the chunk's own text without overlap (`text[new_text_offset:]` for
         # `char_end - char_start` characters), filters on a chapter or section
         # (every prefix of the heading path) and on the last update.
@@ -170,6 +193,11 @@ def payload(document: Document, version: DocumentVersion, chunk: ChunkRow) -> di
         "updated_at": _iso(document.updated_at),
         **_ocr_payload(extra),
     }
+
+
+def _title(document: Document, version: DocumentVersion) -> str | None:
+    title = document.title or (version.conversion or {}).get("metadata", {}).get("title")
+    return str(title)[:MAX_TITLE_CHARS] if title else None
 
 
 def heading_paths(headings: list[str]) -> list[str]:

@@ -215,7 +215,12 @@ def _converted(
     )
     ctx = stages.StageContext(version.id, OWNER, settings, version.document_id, None, version)
     rows, described = stages.chunk_conversion(
-        ctx, version.document_id, converted, converted.metadata, version.document.language
+        ctx,
+        version.document_id,
+        converted,
+        converted.metadata,
+        version.document.language,
+        version.allow_empty,
     )
     output = stages.conversion_output(converted) | {"chunk_count": len(rows)}
     return output, rows, described

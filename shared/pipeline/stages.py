@@ -22,7 +22,7 @@ from sqlalchemy.orm import Session
 from shared import repository as repo
 from shared.adapters.fetch import fetch
 from shared.db import transaction
-from shared.errors import PermanentError
+from shared.errors import FrontMatterError, PermanentError
 from shared.log import bind, get_logger
 from shared.models import DocumentVersion
 from shared.pipeline import indexing
@@ -191,7 +191,9 @@ def convert_version(
         )
         document_id = version.document_id
         chunked = (
-            chunk_conversion(ctx, document_id, converted, converted.metadata, language)
+            chunk_conversion(
+                ctx, document_id, converted, converted.metadata, language, version.allow_empty
+            )
             if then_chunk
             else None
         )
@@ -215,6 +217,12 @@ def convert_version(
 def conversion_output(converted: Converted) -> dict[str, Any]:
     """The version's columns a conversion fills (written with the move out of `converting`)."""
     conversion = {"metadata": converted.metadata, "warnings": converted.warnings}
+    try:  # refused front matter fails the version in the chunk stage, typed
+        found = front_matter(normalise(converted.markdown))[0]
+    except FrontMatterError:
+        found = {}
+    if found:  # once per version; chunk rows and points carry only the fields they index
+        conversion["front_matter"] = found
     if converted.ocr:
         conversion["ocr"] = converted.ocr
     return {
@@ -257,6 +265,7 @@ def chunk_stored_conversion(
         converted,
         conversion.get("metadata") or {},
         version.document.language,
+        version.allow_empty,
     )
 
 
@@ -266,16 +275,31 @@ def chunk_conversion(
     converted: Converted,
     metadata: dict[str, Any],
     language: str | None = None,
+    allow_empty: bool = False,
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """The chunk rows of a conversion, and what it says about the document. `language`: the
     one the uploader or the CMS gave (else the document's own, as `describe_document` keeps
-    it), for the chunks' lexical vectors."""
+    it), for the chunks' lexical vectors. No chunks (a page of front matter only) where the
+    indexed version has some fails `empty_document`, so that version stays, unless the request
+    said it means to empty the document (`allow_empty`): then its old points go. A new page
+    without text (nothing to lose) is indexed empty as before."""
     described = dict(metadata)
     described.update(front_matter(normalise(converted.markdown))[0])
     language = language or repo.described_fields(described).get("language")
-    # No chunks (a page of front matter only) is indexed as empty: its old points go.
     chunks = chunk_markdown(converted.markdown, ChunkSettings.from_settings(ctx.settings))
+    if not chunks and not allow_empty and _has_chunks(document_id):
+        raise PermanentError(
+            "The document has no text to index (only front matter, or nothing readable). "
+            "The version in the index stays. To empty the document on purpose, send it with "
+            "allow_empty=true (a key with the delete scope), or delete the document.",
+            code="empty_document",
+        )
     return indexing.chunk_rows(document_id, chunks, converted, language), described
+
+
+def _has_chunks(document_id: uuid.UUID) -> bool:
+    with transaction() as session:
+        return repo.indexed_chunk_count(session, document_id) > 0
 
 
 def _save_chunks(

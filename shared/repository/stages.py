@@ -11,6 +11,8 @@ from sqlalchemy.orm import Session, joinedload, undefer
 
 from shared.models import Chunk, Document, DocumentVersion, utcnow
 from shared.repository.batches import CHUNKS
+from shared.tags import clean_tags
+from shared.urls import safe_url
 
 DOCUMENTS = Document.__table__
 
@@ -106,6 +108,7 @@ def described_fields(found: dict[str, Any]) -> dict[str, str]:
     """The title, source URL and language that front matter or PDF metadata give (`url` and
     `lang` are read too), trimmed; the names that give nothing are left out."""
     url = found.get("source_url") or found.get("url")
+    url = safe_url(url) if isinstance(url, str) else None  # a link, or nothing
     return {
         name: value.strip()[:1000]
         for name, value in (
@@ -115,6 +118,16 @@ def described_fields(found: dict[str, Any]) -> dict[str, str]:
         )
         if isinstance(value, str) and value.strip()
     }
+
+
+def indexed_chunk_count(session: Session, document_id: uuid.UUID) -> int:
+    """How many chunks the document's indexed (current) version has: 0 without one."""
+    count = session.execute(
+        sa.select(DocumentVersion.chunk_count)
+        .join(Document, Document.current_version_id == DocumentVersion.id)
+        .where(Document.id == document_id, Document.deleted_at.is_(None))
+    ).scalar()
+    return int(count or 0)
 
 
 def describe_document(session: Session, document_id: uuid.UUID, found: dict[str, Any]) -> None:
@@ -139,7 +152,7 @@ def describe_document(session: Session, document_id: uuid.UUID, found: dict[str,
     if isinstance(tags, list):
         document = session.get(Document, document_id)
         if document is not None and not document.tags:
-            document.tags = [str(tag) for tag in tags]
+            document.tags = clean_tags(tags)  # front matter kept to the limits
 
 
 def store_vectors(session: Session, vectors: dict[int, tuple[bytes, bool]]) -> None:

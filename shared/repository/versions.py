@@ -108,6 +108,7 @@ class NewVersion:
     uploaded_by: str | None = None
     force: bool = False  # re-ingest: do the work even when the content is unchanged
     content_url: str | None = None  # bytes to be fetched by the worker (content empty)
+    allow_empty: bool = False  # may leave the document without chunks (else empty_document)
 
 
 @dataclass(frozen=True)
@@ -170,6 +171,7 @@ def register_version(session: Session, new: NewVersion) -> Registered:
         content_url=new.content_url,
         status=Status.UNCHANGED if same_as else Status.RECEIVED,
         uploaded_by=new.uploaded_by,
+        allow_empty=new.allow_empty,
         received_at=now,
         updated_at=now,
         finished_at=now if same_as else None,

@@ -4,9 +4,13 @@ the source allows (`#page=N` for a PDF page, the heading's anchor for a web page
 from __future__ import annotations
 
 import re
+import string
 import unicodedata
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import quote
+
+from shared.urls import safe_url
 
 
 @dataclass(frozen=True)
@@ -20,8 +24,39 @@ class Citation:
     @property
     def markdown(self) -> str:
         label = f"{self.title}: {self.section}" if self.section else self.title
-        label = label.replace("[", "(").replace("]", ")")
-        return f"[{label}]({self.url})" if self.url else f"[{label}]"
+        return markdown_link(label, self.url)
+
+
+# --- escaping: a citation is always exactly one link, whatever its title, heading and URL ---
+
+#: What Markdown (or HTML inside it) could read as syntax within a label: emphasis, code,
+#: brackets (which would end the label), tags, table pipes. Parentheses stay as they are:
+#: with the brackets escaped they cannot start a link.
+_LABEL_SYNTAX = re.compile(r"([\\`*_\[\]<>|~])")
+#: ASCII a link destination keeps as is (RFC 3986's reserved and unreserved characters, and
+#: `%` for escapes already made); `(`, `)`, `'`, `<`, `>`, quotes, spaces and controls are
+#: percent-encoded, so nothing can close the destination or start HTML.
+_URL_KEEP = frozenset(string.ascii_letters + string.digits + "-._~:/?#[]@!$&*+,;=%")
+
+
+def markdown_link(label: str, url: str | None) -> str:
+    """`[label](url)` with every Markdown-special character of the label escaped (and line
+    breaks made spaces) and the URL percent-encoded; `[label]` alone when the URL is not an
+    http(s) URL."""
+    text = _LABEL_SYNTAX.sub(r"\\\1", " ".join(label.split()))
+    safe = safe_url(url)
+    return f"[{text}]({link_url(safe)})" if safe else f"[{text}]"
+
+
+def link_url(url: str) -> str:
+    """`url` with what may not stand in a Markdown link destination percent-encoded;
+    printable letters beyond ASCII (é, ë) stay, as browsers show them."""
+    return "".join(
+        ch
+        if ch in _URL_KEEP or (ord(ch) > 127 and ch.isprintable() and not ch.isspace())
+        else quote(ch, safe="")
+        for ch in url
+    )
 
 
 def own_text_range(payload: dict[str, Any]) -> tuple[int, int] | None:

@@ -167,5 +167,5 @@ def _chunk(
         overlap_tokens=overlap_tokens,
         new_text_offset=new_text_offset,
         sections=sections.as_dicts(spans),
-        metadata=dict(metadata),
+        metadata=metadata,  # one dict shared by every chunk: up to 64 KB of front matter
     )
