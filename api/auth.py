@@ -2,21 +2,24 @@
 
 Entries are `name:key`, `name:key:scope1,scope2` or a bare key (named `api-key-N`). Scopes
 limit what a key may do (`SCOPES`); an entry without scopes has full access, so keys configured
-before scopes existed keep working. The presented key is compared with
-every configured key in constant time, without stopping at the first match, so timing tells
-nothing about which key (or how much of one) matched. The key's name is the actor written
-into the version's events ("uploaded by"). Keys in the query string are refused outright:
-URLs end up in logs and browser histories.
+before scopes existed keep working. A route declares its scope once, with
+`Depends(require_scope(...))`; `KeyBeforeBody` reads that declaration (`declared_scope`) and
+refuses a key without it before the request's body is read, the dependency checks it again.
+The presented key is compared with every configured key in constant time, without stopping
+at the first match, so timing tells nothing about which key (or how much of one) matched.
+The key's name is the actor written into the version's events ("uploaded by"). Keys in the
+query string are refused outright: URLs end up in logs and browser histories.
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from fastapi import Depends, Request
+from fastapi.dependencies.models import Dependant
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from api.problems import ApiProblem
@@ -26,9 +29,11 @@ CREDENTIAL_PARAMETERS = frozenset({"api_key", "apikey", "key", "token", "access_
 
 bearer = HTTPBearer(auto_error=False, description="An API key from the API_KEYS setting.")
 
-#: What a scoped key may be allowed: search (`POST /v1/search`), upload, delete, reingest.
-#: Reading documents needs any valid key.
-SCOPES = frozenset({"search", "upload", "delete", "reingest"})
+#: What a scoped key may be allowed: read (documents, versions, events, chunks, files),
+#: search (`POST /v1/search`), upload, delete, reingest.
+SCOPES = frozenset({"read", "search", "upload", "delete", "reingest"})
+#: The attribute on a `require_scope` dependency that names its scope.
+SCOPE_ATTRIBUTE = "required_scope"
 
 
 @dataclass(frozen=True)
@@ -108,6 +113,12 @@ def check_bearer(keys: list[ApiKey], authorization: str | None) -> ApiKey:
     return key
 
 
+def refuse_query_credentials(query_names: Iterable[str]) -> None:
+    """401 when the URL carries something that looks like a key (`?api_key=...`)."""
+    if CREDENTIAL_PARAMETERS & {name.lower() for name in query_names}:
+        raise _unauthorized("API keys are accepted only in the Authorization header.")
+
+
 def require_key(
     request: Request,
     # Declares the scheme in the OpenAPI document; the header itself is read by check_bearer.
@@ -115,8 +126,7 @@ def require_key(
 ) -> str:
     """FastAPI dependency: the caller's key name, or 401. `KeyBeforeBody` has already
     checked the key of a `/v1` request (`request.state.api_key`): it is not hashed again."""
-    if CREDENTIAL_PARAMETERS & {name.lower() for name in request.query_params}:
-        raise _unauthorized("API keys are accepted only in the Authorization header.")
+    refuse_query_credentials(request.query_params)
     key: ApiKey | None = getattr(request.state, "api_key", None)
     if key is None:
         key = check_bearer(request.app.state.api_keys, request.headers.get("authorization"))
@@ -124,20 +134,36 @@ def require_key(
     return key.name
 
 
+def check_scope(key: ApiKey, scope: str) -> None:
+    """403 naming the missing scope unless `key` allows `scope`."""
+    if not key.allows(scope):
+        raise ApiProblem(
+            403,
+            f"The API key {key.name!r} may not {scope}: its scopes are "
+            f"{', '.join(sorted(key.scopes or ())) or 'none'}. Ask for a key with the "
+            f"{scope!r} scope.",
+            required_scope=scope,
+        )
+
+
 def require_scope(scope: str) -> Callable[..., str]:
     """FastAPI dependency factory: the caller's key name, 401 without a key, 403 when the
-    key's scopes do not include `scope`."""
+    key's scopes do not include `scope`. The route's one declaration of its scope."""
     assert scope in SCOPES, scope
 
     def dependency(request: Request, name: str = Depends(require_key)) -> str:
-        key: ApiKey = request.state.api_key
-        if not key.allows(scope):
-            raise ApiProblem(
-                403,
-                f"The API key {name!r} may not {scope}: its scopes are "
-                f"{', '.join(sorted(key.scopes or ())) or 'none'}. Ask for a key with the "
-                f"{scope!r} scope.",
-            )
+        check_scope(request.state.api_key, scope)
         return name
 
+    setattr(dependency, SCOPE_ATTRIBUTE, scope)
     return dependency
+
+
+def declared_scope(dependant: Dependant) -> str | None:
+    """The scope a route's dependencies require (`require_scope`), searched through nested
+    dependencies; None when it requires none."""
+    for dependency in dependant.dependencies:
+        scope = getattr(dependency.call, SCOPE_ATTRIBUTE, None) or declared_scope(dependency)
+        if scope:
+            return str(scope)
+    return None

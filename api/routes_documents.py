@@ -13,7 +13,7 @@ from fastapi import APIRouter, Depends, File, Form, Query, Request, UploadFile
 from fastapi.responses import JSONResponse
 from pydantic import BeforeValidator
 
-from api.auth import require_key, require_scope
+from api.auth import require_scope
 from api.problems import ApiProblem
 from api.schemas import (
     Accepted,
@@ -49,7 +49,8 @@ MAX_METADATA_DEPTH = 20
 NUMBER = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
 
 router = APIRouter(prefix="/v1/documents", tags=["documents"])
-Caller = Annotated[str, Depends(require_key)]
+#: Reading documents, versions, events and chunks.
+Caller = Annotated[str, Depends(require_scope("read"))]
 SCOPE_REFUSED = {403: {"description": "The API key's scopes do not allow this."}}
 
 PROBLEMS: dict[int | str, dict[str, Any]] = {

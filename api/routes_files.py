@@ -10,7 +10,7 @@ from urllib.parse import quote
 from fastapi import APIRouter, Depends, Path
 from fastapi.responses import Response
 
-from api.auth import require_key
+from api.auth import require_scope
 from api.problems import ApiProblem
 from shared import repository as repo
 from shared.db import transaction
@@ -44,7 +44,7 @@ def content_disposition(filename: str | None, media_type: str, number: int) -> s
 def download_version_file(
     document_id: uuid.UUID,
     number: Annotated[int, Path(ge=1, le=2_000_000_000)],
-    caller: Annotated[str, Depends(require_key)],
+    caller: Annotated[str, Depends(require_scope("read"))],
 ) -> Response:
     with transaction() as session:
         stored = repo.version_file(session, document_id, number)

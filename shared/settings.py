@@ -166,7 +166,8 @@ class Settings(BaseSettings):
     api_keys: Annotated[list[str], NoDecode] = Field(
         default_factory=list,
         description="Comma-separated `name:key` pairs (or bare keys) accepted as Bearer tokens; "
-        "`name:key:search,upload` limits a key to scopes (search, upload, delete, reingest); "
+        "`name:key:search,upload` limits a key to scopes (read, search, upload, delete, "
+        "reingest); "
         "entries without scopes have full access.",
     )
     cms_webhook_secret: SecretStr | None = None

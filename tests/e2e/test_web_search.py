@@ -26,7 +26,7 @@ def served(
 ) -> Iterator[str]:
     settings = use_settings(
         monkeypatch,
-        API_KEYS=f"editors:{EDITOR_KEY},uploads:{UPLOAD_KEY}:upload",
+        API_KEYS=f"editors:{EDITOR_KEY},uploads:{UPLOAD_KEY}:upload,read",
         QDRANT_PATH=str(tmp_path / "qdrant"),
         EMBEDDING_PROVIDER="hashing",
         HASHING_DIMENSIONS="256",
