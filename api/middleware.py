@@ -10,6 +10,9 @@
   referrer, no caching of API data); a header a route set itself (the page's CSP) is kept.
 - `UploadSizeLimit`: an upload whose Content-Length is over the limit gets a 413 with problem
   details naming the limit, before its body is read.
+- `BodyLimit`: every other request's body within its path's limit (a few KB for search, the
+  webhook's 5 MB, `MAX_JSON_BODY_BYTES` elsewhere): refused at once from Content-Length, or
+  cut off while a body without one (chunked) streams in.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from starlette.routing import Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from api.auth import check_bearer, check_scope, declared_scope, refuse_query_credentials
-from api.problems import ApiProblem, problem, request_too_large
+from api.problems import ApiProblem, BodyTooLarge, body_too_large, problem, request_too_large
 
 PROTECTED_PREFIX = "/v1/"
 OPEN_PREFIXES = ("/v1/webhooks/",)  # the webhook is signed instead
@@ -147,3 +150,45 @@ class UploadSizeLimit:
                 await response(scope, receive, send)
                 return
         await self.app(scope, receive, send)
+
+
+#: A limit and the setting that sets it (None: fixed in the code).
+Limit = tuple[int, str | None]
+
+
+class BodyLimit:
+    """Every request body within a limit, before and while it is read: a Content-Length over
+    it is a 413 at once; a body sent without one (chunked) is counted as it arrives and the
+    route's read fails with a 413 when it passes the limit, so no route ever holds more than
+    its limit in memory. `exempt` paths (the upload) have their own limits."""
+
+    def __init__(
+        self, app: ASGIApp, default: Limit, paths: dict[str, Limit], exempt: frozenset[str]
+    ) -> None:
+        self.app = app
+        self.default = default
+        self.paths = paths
+        self.exempt = exempt
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["path"] in self.exempt:
+            await self.app(scope, receive, send)
+            return
+        limit, setting = self.paths.get(scope["path"], self.default)
+        request = Request(scope, receive)
+        length = request.headers.get("content-length", "")
+        if length.isdigit() and int(length) > limit:
+            await body_too_large(request, limit, setting)(scope, receive, send)
+            return
+        received = 0
+
+        async def counted() -> Message:
+            nonlocal received
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > limit:
+                    raise BodyTooLarge(limit, setting)
+            return message
+
+        await self.app(scope, counted, send)

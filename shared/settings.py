@@ -125,6 +125,18 @@ class Settings(BaseSettings):
         description="A Word document whose text and layout parts unpack to more is refused "
         "(`too_large`): a ZIP bomb never reaches the converter. Images do not count.",
     )
+    max_json_body_bytes: int = Field(
+        default=64 * 1024,
+        ge=1024,
+        description="Largest body of an API request other than an upload or the CMS webhook; "
+        "larger ones are refused (413) before they are read.",
+    )
+    search_max_body_bytes: int = Field(
+        default=16 * 1024,
+        ge=1024,
+        description="Largest body of POST /v1/search (a query of SEARCH_MAX_QUERY_CHARS and "
+        "its filters fit well); larger ones are refused (413) before they are read.",
+    )
     content_fetch_max_bytes: int = 10 * 1024 * 1024
     content_fetch_timeout_seconds: float = 30.0
     content_fetch_allowed_hosts: Annotated[list[str], NoDecode] = Field(

@@ -19,6 +19,7 @@ from api.app import create_app
 from api.auth import declared_scope
 from shared.settings import Settings
 from tests.e2e.api_support import EDITOR_KEY, use_settings
+from tests.e2e.test_api_body_limits import answer_of
 from tests.e2e.web_support import ServedApp
 
 pytestmark = pytest.mark.e2e
@@ -99,7 +100,7 @@ def _send_head(base_url: str, head: str) -> bytes:
     host, port = base_url.removeprefix("http://").split(":")
     with socket.create_connection((host, int(port)), timeout=5) as connection:
         connection.sendall(head.replace("{host}", f"{host}:{port}").encode())
-        return connection.recv(4096)
+        return answer_of(connection)
 
 
 @pytest.mark.parametrize(
