@@ -23,15 +23,13 @@ from fastapi.dependencies.models import Dependant
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from api.problems import ApiProblem
+from shared.api_keys import SCOPES, key_entries
 
 #: Query parameters that look like someone put a credential into the URL.
 CREDENTIAL_PARAMETERS = frozenset({"api_key", "apikey", "key", "token", "access_token"})
 
 bearer = HTTPBearer(auto_error=False, description="An API key from the API_KEYS setting.")
 
-#: What a scoped key may be allowed: read (documents, versions, events, chunks, files),
-#: search (`POST /v1/search`), upload, delete, reingest.
-SCOPES = frozenset({"read", "search", "upload", "delete", "reingest"})
 #: The attribute on a `require_scope` dependency that names its scope.
 SCOPE_ATTRIBUTE = "required_scope"
 
@@ -50,40 +48,18 @@ def _digest(secret: str) -> bytes:
     return hashlib.sha256(secret.encode()).digest()
 
 
-def _group_scopes(entries: list[str]) -> list[str]:
-    """API_KEYS is split on commas, which also separate a key's scopes: a bare scope name
-    right after a scoped entry (`chatbot:k:search,upload` -> `chatbot:k:search`, `upload`)
-    belongs to that entry."""
-    grouped: list[str] = []
-    for entry in entries:
-        part = entry.strip()
-        if grouped and ":" not in part and part in SCOPES and grouped[-1].count(":") >= 2:
-            grouped[-1] = f"{grouped[-1]},{part}"
-        else:
-            grouped.append(part)
-    return grouped
-
-
 def parse_keys(entries: list[str]) -> list[ApiKey]:
-    """`["editors:s3cret", "chatbot:k2:search", "bare"]` -> keys; a bare key gets the name
-    `api-key-N`; an unknown scope is refused at start-up (ValueError), never ignored."""
+    """`["editors:s3cret", "chatbot:k2:search", "bare"]` -> keys (`shared.api_keys` reads the
+    entries); an unknown scope is refused at start-up (ValueError), never ignored."""
     keys = []
-    for number, entry in enumerate(_group_scopes(entries), start=1):
-        name, sep, rest = entry.partition(":")
-        if not sep:
-            name, rest = f"api-key-{number}", entry
-        secret, sep, scope_list = rest.partition(":")
-        scopes = None
-        if sep:
-            scopes = frozenset(s.strip() for s in scope_list.split(",") if s.strip())
-            unknown = scopes - SCOPES
-            if unknown:
-                raise ValueError(
-                    f"API_KEYS entry {name.strip()!r}: unknown scope "
-                    f"{', '.join(sorted(unknown))}; known: {', '.join(sorted(SCOPES))}"
-                )
-        if secret:
-            keys.append(ApiKey(name.strip() or f"api-key-{number}", _digest(secret), scopes))
+    for entry in key_entries(entries):
+        unknown = (entry.scopes or frozenset()) - SCOPES
+        if unknown:
+            raise ValueError(
+                f"API_KEYS entry {entry.name!r}: unknown scope "
+                f"{', '.join(sorted(unknown))}; known: {', '.join(sorted(SCOPES))}"
+            )
+        keys.append(ApiKey(entry.name, _digest(entry.secret), entry.scopes))
     return keys
 
 

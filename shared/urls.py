@@ -7,7 +7,7 @@ and the index only ever carries URLs that pass `safe_url` (older rows included).
 
 from __future__ import annotations
 
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
 SAFE_SCHEMES = frozenset({"http", "https"})
 
@@ -32,3 +32,20 @@ def require_safe_url(url: str | None, field: str) -> str | None:
     if safe_url(url) is None:
         raise ValueError(f"{field} must be an http or https URL with a host name.")
     return url
+
+
+def display_url(url: str) -> str:
+    """`url` as it may be shown in an error message or a log: without credentials, query or
+    fragment (`https://u:pw@cms/p?access_token=x#a` -> `https://cms/p?***`), which may hold a
+    token. Anything that does not parse is shown as `<URL>`."""
+    try:
+        parts = urlsplit(url.strip())
+        host = parts.hostname or ""
+        port = parts.port
+    except ValueError:
+        return "<URL>"
+    if ":" in host:
+        host = f"[{host}]"
+    netloc = f"{host}:{port}" if port is not None else host
+    shown = urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+    return shown + ("?***" if parts.query else "")

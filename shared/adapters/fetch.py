@@ -22,6 +22,8 @@ from urllib.parse import urlsplit
 import httpx
 
 from shared.errors import PermanentError, TransientError
+from shared.secrets import mask
+from shared.urls import display_url
 
 REFUSED = "fetch_refused"
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -67,7 +69,9 @@ def checked_addresses(
     listed), or `fetch_refused`. Without a resolver a name gives no addresses."""
     parts = urlsplit(url)
     if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
-        raise PermanentError(f"The page address {url!r} is not an http or https URL.", code=REFUSED)
+        raise PermanentError(
+            f"The page address {display_url(url)!r} is not an http or https URL.", code=REFUSED
+        )
     host = parts.hostname
     listed = host_allowed(host, allowed_hosts)
     if allowed_hosts and not listed:
@@ -82,8 +86,8 @@ def checked_addresses(
     for address in addresses:
         if not address.is_global:
             raise PermanentError(
-                f"The page address {url} points into a private network ({address}); only "
-                "hosts listed in CONTENT_FETCH_ALLOWED_HOSTS may be internal.",
+                f"The page address {display_url(url)} points into a private network "
+                f"({address}); only hosts listed in CONTENT_FETCH_ALLOWED_HOSTS may be internal.",
                 code=REFUSED,
             )
     return host, addresses
@@ -148,13 +152,14 @@ def fetch(
         ):
             if 400 <= response.status_code < 500:
                 raise PermanentError(
-                    f"The page could not be downloaded from {url}: HTTP {response.status_code}. "
+                    f"The page could not be downloaded from {display_url(url)}: "
+                    f"HTTP {response.status_code}. "
                     "Check that it is published, then publish it again.",
                     code="fetch_failed",
                 )
             if response.status_code >= 500:
                 raise TransientError(
-                    f"The CMS answered HTTP {response.status_code} for {url}.",
+                    f"The CMS answered HTTP {response.status_code} for {display_url(url)}.",
                     code="fetch_unavailable",
                 )
             declared = int(response.headers.get("content-length") or 0)
@@ -167,16 +172,19 @@ def fetch(
                     raise _too_large(url, max_bytes)
                 if time.monotonic() > deadline:
                     raise TransientError(
-                        f"Downloading {url} took longer than {timeout:g} s.",
+                        f"Downloading {display_url(url)} took longer than {timeout:g} s.",
                         code="fetch_unavailable",
                     )
             return bytes(body)
     except httpx.HTTPError as exc:
-        raise TransientError(f"Could not download {url}: {exc}", code="fetch_unavailable") from exc
+        raise TransientError(
+            f"Could not download {display_url(url)}: {mask(str(exc))}", code="fetch_unavailable"
+        ) from exc
 
 
 def _too_large(url: str, max_bytes: int) -> PermanentError:
     return PermanentError(
-        f"The page at {url} is larger than {max_bytes // 1024} KB (CONTENT_FETCH_MAX_BYTES).",
+        f"The page at {display_url(url)} is larger than {max_bytes // 1024} KB "
+        "(CONTENT_FETCH_MAX_BYTES).",
         code="too_large",
     )
