@@ -13,6 +13,8 @@ from urllib.parse import quote, urlsplit, urlunsplit
 from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from shared.urls import allow_list_entry
+
 DEFAULT_HOME = ".ingest"
 
 
@@ -142,7 +144,8 @@ class Settings(BaseSettings):
     content_fetch_allowed_hosts: Annotated[list[str], NoDecode] = Field(
         default_factory=list,
         description="Comma-separated hosts a webhook's content_url may name (`.example.org` "
-        "takes its subdomains); empty: any host with public addresses. Listed hosts may be "
+        "takes its subdomains), each on the scheme's own port (80, 443) unless it names one "
+        "(`cms.example:8443`); empty: any host with public addresses. Listed hosts may be "
         "internal; others resolving to private, loopback or link-local addresses are refused.",
     )
 
@@ -243,6 +246,13 @@ class Settings(BaseSettings):
     def _split_commas(cls, value: object) -> object:
         if isinstance(value, str):
             return [part.strip() for part in value.split(",") if part.strip()]
+        return value
+
+    @field_validator("content_fetch_allowed_hosts")
+    @classmethod
+    def _ports_are_ports(cls, value: list[str]) -> list[str]:
+        for entry in value:
+            allow_list_entry(entry)  # ValueError names the entry
         return value
 
     @model_validator(mode="after")

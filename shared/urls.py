@@ -49,3 +49,25 @@ def display_url(url: str) -> str:
     netloc = f"{host}:{port}" if port is not None else host
     shown = urlunsplit((parts.scheme, netloc, parts.path, "", ""))
     return shown + ("?***" if parts.query else "")
+
+
+DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def allow_list_entry(entry: str) -> tuple[str, int | None]:
+    """A CONTENT_FETCH_ALLOWED_HOSTS entry as (host, port): `cms.example` -> (`cms.example`,
+    None: the scheme's own port only), `cms.example:8443`, `.example.org:443`,
+    `[fd00::1]:8080`. ValueError for a port that is not one."""
+    text = entry.strip().lower()
+    if text.startswith("["):
+        host, _, rest = text[1:].partition("]")
+        port = rest.removeprefix(":")
+    elif text.count(":") == 1:
+        host, port = text.split(":")
+    else:  # a name, or an IPv6 address without brackets (no port then)
+        host, port = text, ""
+    if not port:
+        return host.rstrip("."), None
+    if not port.isdigit() or not 0 < int(port) < 65536:
+        raise ValueError(f"CONTENT_FETCH_ALLOWED_HOSTS entry {entry!r}: {port!r} is not a port")
+    return host.rstrip("."), int(port)
