@@ -1,11 +1,12 @@
 """Benchmark: the API's peak memory when a search-scoped key posts a huge body to /v1/search.
 
 Starts the API (`uvicorn api.app:app`, one process, embedded default) on loopback, sends one
-JSON body of `--mb` megabytes (a query of that many letters) with its Content-Length, in 1 MB
-writes, and reads the answer. Reports the status, the seconds, and the process's resident
-memory before and at its peak (VmHWM from /proc; Linux only).
+JSON body of `--mb` megabytes (a query of that many letters) with its Content-Length (or,
+with `--chunked`, without one), in 1 MB writes, and reads the answer. Reports the status, the
+seconds, and the process's resident memory before and at its peak (VmHWM from /proc; Linux
+only).
 
-    uv run python bench/body_memory.py [--mb 300]
+    uv run python bench/body_memory.py [--mb 300] [--chunked]
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ def wait_listening(port: int, deadline: float) -> None:
     raise RuntimeError("the API did not start")
 
 
-def post_body(port: int, megabytes: int) -> tuple[int, str]:
+def post_body(port: int, megabytes: int, chunked: bool) -> tuple[int, str]:
     """POST `{"query": "aaa..."}` of `megabytes` MB; the status and the answer's start. The
     server may answer and close early: a broken pipe then is the refusal, not an error."""
     head, tail = b'{"query": "', b'"}'
@@ -58,16 +59,25 @@ def post_body(port: int, megabytes: int) -> tuple[int, str]:
     connection.putrequest("POST", "/v1/search")
     connection.putheader("Authorization", f"Bearer {SEARCH_KEY}")
     connection.putheader("Content-Type", "application/json")
-    connection.putheader("Content-Length", str(size))
+    if chunked:
+        connection.putheader("Transfer-Encoding", "chunked")
+    else:
+        connection.putheader("Content-Length", str(size))
     connection.endheaders()
+
+    def write(data: bytes) -> None:
+        connection.send(b"%x\r\n%s\r\n" % (len(data), data) if chunked else data)
+
     try:
-        connection.send(head)
+        write(head)
         chunk = b"a" * MB
         left = size - len(head) - len(tail)
         while left > 0:
-            connection.send(chunk[: min(MB, left)])
+            write(chunk[: min(MB, left)])
             left -= min(MB, left)
-        connection.send(tail)
+        write(tail)
+        if chunked:
+            connection.send(b"0\r\n\r\n")
     except (BrokenPipeError, ConnectionResetError):
         pass
     response = connection.getresponse()
@@ -77,6 +87,7 @@ def post_body(port: int, megabytes: int) -> tuple[int, str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--mb", type=int, default=300)
+    parser.add_argument("--chunked", action="store_true", help="no Content-Length")
     args = parser.parse_args()
     port = free_port()
     with tempfile.TemporaryDirectory() as folder:
@@ -97,13 +108,14 @@ def main() -> None:
             wait_listening(port, time.monotonic() + 60)
             before = memory_mb(server.pid, "VmRSS")
             started = time.monotonic()
-            status, answer = post_body(port, args.mb)
+            status, answer = post_body(port, args.mb, args.chunked)
             seconds = time.monotonic() - started
             peak = memory_mb(server.pid, "VmHWM")
         finally:
             server.terminate()
             server.wait(timeout=30)
-    print(f"body {args.mb} MB -> HTTP {status} in {seconds:.1f} s")
+    how = "chunked" if args.chunked else "with Content-Length"
+    print(f"body {args.mb} MB {how} -> HTTP {status} in {seconds:.1f} s")
     print(f"API memory: {before:.0f} MB before, peak {peak:.0f} MB")
     print(f"answer: {answer[:200]}")
 
