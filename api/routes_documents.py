@@ -284,7 +284,12 @@ def _summary(
     }
 
 
-@router.get("", summary="List documents", response_model=DocumentList, responses=PROBLEMS)
+@router.get(
+    "",
+    summary="List documents",
+    response_model=DocumentList,
+    responses={**PROBLEMS, **SCOPE_REFUSED},
+)
 def list_documents(
     caller: Caller,
     status: Annotated[DocumentStatus | None, Query()] = None,
@@ -325,7 +330,7 @@ def list_documents(
     "/sources",
     summary="The sources documents came from, with their counts",
     response_model=SourceList,
-    responses=PROBLEMS,
+    responses={**PROBLEMS, **SCOPE_REFUSED},
 )
 def list_sources(caller: Caller) -> SourceList:
     with transaction() as session:
@@ -343,7 +348,7 @@ def sources_are_read_only() -> None:
     "/{document_id}",
     summary="One document: status, versions, error, events, chunk count",
     response_model=DocumentDetail,
-    responses=PROBLEMS,
+    responses={**PROBLEMS, **SCOPE_REFUSED},
 )
 def get_document(document_id: uuid.UUID, caller: Caller) -> DocumentDetail:
     with transaction() as session:
@@ -388,7 +393,7 @@ def _version_out(version: DocumentVersion) -> VersionOut:
     "/{document_id}/chunks",
     summary="The chunks of the document's current (indexed) version, as held in Qdrant",
     response_model=ChunkList,
-    responses=PROBLEMS,
+    responses={**PROBLEMS, **SCOPE_REFUSED},
 )
 def get_chunks(
     document_id: uuid.UUID,

@@ -39,7 +39,13 @@ def content_disposition(filename: str | None, media_type: str, number: int) -> s
 @router.get(
     "/{document_id}/versions/{number}/file",
     summary="Download the original file of a version (the stored bytes, its name and type)",
-    responses={200: {"content": {"application/octet-stream": {}}}},
+    responses={
+        200: {"content": {"application/octet-stream": {}}},
+        401: {"description": "No or wrong API key."},
+        403: {"description": "The API key has no `read` scope."},
+        404: {"description": "No such version, or its file is not stored yet."},
+        422: {"description": "Not a document id or version number."},
+    },
 )
 def download_version_file(
     document_id: uuid.UUID,
