@@ -25,7 +25,7 @@ from api import (
     webhook,
 )
 from api.auth import parse_keys
-from api.middleware import KeyBeforeBody, SecurityHeaders, UploadSizeLimit
+from api.middleware import BodyLimit, KeyBeforeBody, SecurityHeaders, UploadSizeLimit
 from api.replay import SignatureMemory
 from api.request_log import RequestLogMiddleware
 from api.schemas import CmsEvent
@@ -98,6 +98,15 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         path="/v1/documents",
         file_limit=settings.max_upload_bytes,
         request_limit=app.state.upload_request_limit,
+    )
+    app.add_middleware(
+        BodyLimit,
+        default=(settings.max_json_body_bytes, "MAX_JSON_BODY_BYTES"),
+        paths={
+            "/v1/search": (settings.search_max_body_bytes, "SEARCH_MAX_BODY_BYTES"),
+            "/v1/webhooks/cms": (webhook.MAX_BODY_BYTES, None),
+        },
+        exempt=frozenset({"/v1/documents"}),  # UploadSizeLimit and the router's limit
     )
     app.add_middleware(KeyBeforeBody)  # 401 before an anonymous upload's body is read
     app.add_middleware(metrics.HttpMetricsMiddleware, metrics=http_metrics)

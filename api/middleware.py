@@ -1,22 +1,32 @@
 """Two guards in front of every route, as plain ASGI middleware (no body buffering):
 
 - `KeyBeforeBody`: a request to a key-protected path (`/v1/...` but the signed webhook) with
-  no valid API key is answered 401 before a byte of its body is read, so an anonymous
-  client cannot make the API spool a large upload first. The key it found is handed to the
-  route's `require_key` (which checks the key's scopes); this only refuses earlier.
+  no valid API key is answered 401, and one whose key lacks the route's scope 403, before a
+  byte of its body is read: neither an anonymous client nor the chatbot's search key can make
+  the API spool a large upload first. The scope is the one the route declares
+  (`require_scope`), found by matching the request against the app's routes as the router
+  will; the key is handed to the route's dependencies, which check it again.
 - `SecurityHeaders`: the standard headers on every response (`nosniff`, no framing, no
   referrer, no caching of API data); a header a route set itself (the page's CSP) is kept.
 - `UploadSizeLimit`: an upload whose Content-Length is over the limit gets a 413 with problem
   details naming the limit, before its body is read.
+- `BodyLimit`: every other request's body within its path's limit (a few KB for search, the
+  webhook's 5 MB, `MAX_JSON_BODY_BYTES` elsewhere): refused at once from Content-Length, or
+  cut off while a body without one (chunked) streams in.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
+from fastapi import FastAPI
+from fastapi.routing import APIRoute, iter_route_contexts
 from starlette.requests import Request
+from starlette.routing import Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from api.auth import check_bearer
-from api.problems import ApiProblem, problem, request_too_large
+from api.auth import check_bearer, check_scope, declared_scope, refuse_query_credentials
+from api.problems import ApiProblem, BodyTooLarge, body_too_large, problem, request_too_large
 
 PROTECTED_PREFIX = "/v1/"
 OPEN_PREFIXES = ("/v1/webhooks/",)  # the webhook is signed instead
@@ -31,14 +41,47 @@ class KeyBeforeBody:
             await self.app(scope, receive, send)
             return
         request = Request(scope)
+        app: FastAPI = scope["app"]
         try:
-            key = check_bearer(scope["app"].state.api_keys, request.headers.get("authorization"))
+            refuse_query_credentials(request.query_params)
+            key = check_bearer(app.state.api_keys, request.headers.get("authorization"))
+            wanted = route_scope(app, scope)
+            if wanted:
+                check_scope(key, wanted)
         except ApiProblem as refused:
             headers = {**(refused.headers or {}), "Connection": "close"}
-            await problem(request, 401, refused.detail, headers=headers)(scope, receive, send)
+            answer = problem(
+                request, refused.status, refused.detail, headers=headers, **refused.extra
+            )
+            await answer(scope, receive, send)
             return
         request.state.api_key = key  # the route's `require_key` takes it from here
         await self.app(scope, receive, send)
+
+
+def route_scope(app: FastAPI, scope: Scope) -> str | None:
+    """The scope the route that will answer this request declares; None for no route (404,
+    405: the router says so) or a route without one."""
+    for route, wanted in _route_scopes(app):
+        match, _ = route.matches(scope)
+        if match == Match.FULL:
+            return wanted
+    return None
+
+
+def _route_scopes(app: FastAPI) -> list[tuple[Any, str | None]]:
+    """Every route of the app (included routers flattened, in the router's order) with its
+    declared scope; built on the first request, the routes are fixed by then."""
+    table = getattr(app.state, "route_scopes", None)
+    if table is None:
+        table = [
+            (route, declared_scope(route.original_route.dependant))
+            if isinstance(route.original_route, APIRoute)
+            else (route, None)
+            for route in iter_route_contexts(app.routes)
+        ]
+        app.state.route_scopes = table
+    return table
 
 
 def _protected(path: str) -> bool:
@@ -107,3 +150,45 @@ class UploadSizeLimit:
                 await response(scope, receive, send)
                 return
         await self.app(scope, receive, send)
+
+
+#: A limit and the setting that sets it (None: fixed in the code).
+Limit = tuple[int, str | None]
+
+
+class BodyLimit:
+    """Every request body within a limit, before and while it is read: a Content-Length over
+    it is a 413 at once; a body sent without one (chunked) is counted as it arrives and the
+    route's read fails with a 413 when it passes the limit, so no route ever holds more than
+    its limit in memory. `exempt` paths (the upload) have their own limits."""
+
+    def __init__(
+        self, app: ASGIApp, default: Limit, paths: dict[str, Limit], exempt: frozenset[str]
+    ) -> None:
+        self.app = app
+        self.default = default
+        self.paths = paths
+        self.exempt = exempt
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["path"] in self.exempt:
+            await self.app(scope, receive, send)
+            return
+        limit, setting = self.paths.get(scope["path"], self.default)
+        request = Request(scope, receive)
+        length = request.headers.get("content-length", "")
+        if length.isdigit() and int(length) > limit:
+            await body_too_large(request, limit, setting)(scope, receive, send)
+            return
+        received = 0
+
+        async def counted() -> Message:
+            nonlocal received
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > limit:
+                    raise BodyTooLarge(limit, setting)
+            return message
+
+        await self.app(scope, counted, send)

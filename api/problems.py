@@ -92,6 +92,31 @@ def request_too_large(request: Request, file_limit: int, request_limit: int) -> 
     )
 
 
+class BodyTooLarge(StarletteHTTPException):
+    """A request body over its route's limit (`api.middleware.BodyLimit`), raised while the
+    body streams in; answered as problem details naming the limit."""
+
+    def __init__(self, limit: int, setting: str | None) -> None:
+        super().__init__(413, headers={"Connection": "close"})
+        self.limit = limit
+        self.setting = setting
+
+
+def body_too_large(request: Request, limit: int, setting: str | None) -> ProblemResponse:
+    """The 413 for a JSON (or webhook) body over its limit, naming the limit and its setting;
+    the connection is closed (the rest of the body is never read)."""
+    where = f" ({setting})" if setting else ""
+    return problem(
+        request,
+        413,
+        f"The request body is larger than the limit of {readable_size(limit)} ({limit} bytes) "
+        f"for {request.method} {request.url.path}{where}.",
+        title="Request body too large",
+        headers={"Connection": "close"},
+        limit_bytes=limit,
+    )
+
+
 def _validation_errors(exc: RequestValidationError) -> list[dict[str, Any]]:
     """Where and what, without echoing the (possibly large or binary) input back."""
     return [
@@ -111,6 +136,8 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, exc: StarletteHTTPException) -> ProblemResponse:
+        if isinstance(exc, BodyTooLarge):
+            return body_too_large(request, exc.limit, exc.setting)
         if exc.status_code == 413 and request.url.path == "/v1/documents":
             # The router's body limit, hit while a body without Content-Length streams in.
             settings = request.app.state.settings

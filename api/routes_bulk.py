@@ -18,7 +18,7 @@ from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from api.auth import require_key
+from api.auth import check_scope, require_scope
 from api.problems import ApiProblem
 from api.schemas import DocumentStatus
 from shared import ingest
@@ -97,13 +97,11 @@ def _chosen(body: BulkRequest) -> list[uuid.UUID]:
     },
 )
 def bulk_action(
-    request: Request, body: BulkRequest, caller: Annotated[str, Depends(require_key)]
+    request: Request, body: BulkRequest, caller: Annotated[str, Depends(require_scope("read"))]
 ) -> BulkResult:
-    key = request.state.api_key
-    if body.action == "delete" and not key.allows("delete"):
-        raise ApiProblem(
-            403, f"The API key {caller!r} may not delete. Ask for a key with the 'delete' scope."
-        )
+    """Choosing documents by the list's filter reads the list (`read`, checked before the
+    body); the action itself needs its own scope (`reingest` or `delete`)."""
+    check_scope(request.state.api_key, body.action, " these documents")
     items: list[BulkOutcome] = []
     for document_id in _chosen(body):
         items.append(
@@ -152,11 +150,12 @@ COLUMNS = (
     responses={
         200: {"content": {"text/csv": {}}},
         401: {"description": "No or wrong API key."},
+        403: {"description": "The API key has no `read` scope."},
         422: {"description": "Invalid filter."},
     },
 )
 def export_csv(
-    caller: Annotated[str, Depends(require_key)],
+    caller: Annotated[str, Depends(require_scope("read"))],
     status: Annotated[DocumentStatus | None, Query()] = None,
     source: Annotated[str | None, Query(max_length=64)] = None,
     q: Annotated[str | None, Query(max_length=200)] = None,

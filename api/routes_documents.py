@@ -13,7 +13,7 @@ from fastapi import APIRouter, Depends, File, Form, Query, Request, UploadFile
 from fastapi.responses import JSONResponse
 from pydantic import BeforeValidator
 
-from api.auth import check_scope, require_key, require_scope
+from api.auth import check_scope, require_scope
 from api.problems import ApiProblem
 from api.schemas import (
     Accepted,
@@ -51,7 +51,8 @@ MAX_METADATA_DEPTH = 20
 NUMBER = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
 
 router = APIRouter(prefix="/v1/documents", tags=["documents"])
-Caller = Annotated[str, Depends(require_key)]
+#: Reading documents, versions, events and chunks.
+Caller = Annotated[str, Depends(require_scope("read"))]
 SCOPE_REFUSED = {403: {"description": "The API key's scopes do not allow this."}}
 
 PROBLEMS: dict[int | str, dict[str, Any]] = {
@@ -190,7 +191,7 @@ def upload(
     if external_id is not None and len(file) > 1:
         raise ApiProblem(422, "external_id can only be given with a single file.")
     if allow_empty:
-        check_scope(request, "delete", " (allow_empty=true empties a document)")
+        check_scope(request.state.api_key, "delete", " (allow_empty=true empties a document)")
     _check_fields(
         external_id=external_id,
         folder=folder,
@@ -314,7 +315,12 @@ def _summary(
     }
 
 
-@router.get("", summary="List documents", response_model=DocumentList, responses=PROBLEMS)
+@router.get(
+    "",
+    summary="List documents",
+    response_model=DocumentList,
+    responses={**PROBLEMS, **SCOPE_REFUSED},
+)
 def list_documents(
     caller: Caller,
     status: Annotated[DocumentStatus | None, Query()] = None,
@@ -355,7 +361,7 @@ def list_documents(
     "/sources",
     summary="The sources documents came from, with their counts",
     response_model=SourceList,
-    responses=PROBLEMS,
+    responses={**PROBLEMS, **SCOPE_REFUSED},
 )
 def list_sources(caller: Caller) -> SourceList:
     with transaction() as session:
@@ -373,7 +379,7 @@ def sources_are_read_only() -> None:
     "/{document_id}",
     summary="One document: status, versions, error, events, chunk count",
     response_model=DocumentDetail,
-    responses=PROBLEMS,
+    responses={**PROBLEMS, **SCOPE_REFUSED},
 )
 def get_document(document_id: uuid.UUID, caller: Caller) -> DocumentDetail:
     with transaction() as session:
@@ -420,7 +426,7 @@ def _version_out(version: DocumentVersion) -> VersionOut:
     "/{document_id}/chunks",
     summary="The chunks of the document's current (indexed) version, as held in Qdrant",
     response_model=ChunkList,
-    responses=PROBLEMS,
+    responses={**PROBLEMS, **SCOPE_REFUSED},
 )
 def get_chunks(
     document_id: uuid.UUID,

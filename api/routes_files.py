@@ -10,7 +10,7 @@ from urllib.parse import quote
 from fastapi import APIRouter, Depends, Path
 from fastapi.responses import Response
 
-from api.auth import require_key
+from api.auth import require_scope
 from api.problems import ApiProblem
 from shared import repository as repo
 from shared.db import transaction
@@ -42,14 +42,15 @@ def content_disposition(filename: str | None, media_type: str, number: int) -> s
     responses={
         200: {"content": {"application/octet-stream": {}}},
         401: {"description": "No or wrong API key."},
-        404: {"description": "No such document or version."},
-        422: {"description": "Invalid document id or version number."},
+        403: {"description": "The API key has no `read` scope."},
+        404: {"description": "No such version, or its file is not stored yet."},
+        422: {"description": "Not a document id or version number."},
     },
 )
 def download_version_file(
     document_id: uuid.UUID,
     number: Annotated[int, Path(ge=1, le=2_000_000_000)],
-    caller: Annotated[str, Depends(require_key)],
+    caller: Annotated[str, Depends(require_scope("read"))],
 ) -> Response:
     with transaction() as session:
         stored = repo.version_file(session, document_id, number)

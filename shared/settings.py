@@ -13,6 +13,8 @@ from urllib.parse import quote, urlsplit, urlunsplit
 from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from shared.urls import allow_list_entry
+
 DEFAULT_HOME = ".ingest"
 
 
@@ -145,12 +147,25 @@ class Settings(BaseSettings):
         description="A Word document whose text and layout parts unpack to more is refused "
         "(`too_large`): a ZIP bomb never reaches the converter. Images do not count.",
     )
+    max_json_body_bytes: int = Field(
+        default=64 * 1024,
+        ge=1024,
+        description="Largest body of an API request other than an upload or the CMS webhook; "
+        "larger ones are refused (413) before they are read.",
+    )
+    search_max_body_bytes: int = Field(
+        default=16 * 1024,
+        ge=1024,
+        description="Largest body of POST /v1/search (a query of SEARCH_MAX_QUERY_CHARS and "
+        "its filters fit well); larger ones are refused (413) before they are read.",
+    )
     content_fetch_max_bytes: int = 10 * 1024 * 1024
     content_fetch_timeout_seconds: float = 30.0
     content_fetch_allowed_hosts: Annotated[list[str], NoDecode] = Field(
         default_factory=list,
         description="Comma-separated hosts a webhook's content_url may name (`.example.org` "
-        "takes its subdomains); empty: any host with public addresses. Listed hosts may be "
+        "takes its subdomains), each on the scheme's own port (80, 443) unless it names one "
+        "(`cms.example:8443`); empty: any host with public addresses. Listed hosts may be "
         "internal; others resolving to private, loopback or link-local addresses are refused.",
     )
 
@@ -186,7 +201,8 @@ class Settings(BaseSettings):
     api_keys: Annotated[list[str], NoDecode] = Field(
         default_factory=list,
         description="Comma-separated `name:key` pairs (or bare keys) accepted as Bearer tokens; "
-        "`name:key:search,upload` limits a key to scopes (search, upload, delete, reingest); "
+        "`name:key:search,upload` limits a key to scopes (read, search, upload, delete, "
+        "reingest); "
         "entries without scopes have full access.",
     )
     cms_webhook_secret: SecretStr | None = None
@@ -250,6 +266,13 @@ class Settings(BaseSettings):
     def _split_commas(cls, value: object) -> object:
         if isinstance(value, str):
             return [part.strip() for part in value.split(",") if part.strip()]
+        return value
+
+    @field_validator("content_fetch_allowed_hosts")
+    @classmethod
+    def _ports_are_ports(cls, value: list[str]) -> list[str]:
+        for entry in value:
+            allow_list_entry(entry)  # ValueError names the entry
         return value
 
     @model_validator(mode="after")

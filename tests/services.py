@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import socket
 import threading
 import uuid
 from collections.abc import Iterator
@@ -125,9 +126,11 @@ def reserved_redis_database() -> Iterator[str]:
 
 
 @contextmanager
-def serve_http(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
-    """`handler` served on a free port of 127.0.0.1 in a thread (a stand-in CMS), as its URL."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+def serve_http(handler: type[BaseHTTPRequestHandler], port: int = 0) -> Iterator[str]:
+    """`handler` served on `port` (0: a free one) of 127.0.0.1 in a thread (a stand-in CMS), as
+    its URL. A test that must list the port in CONTENT_FETCH_ALLOWED_HOSTS before the CMS
+    starts takes one from `free_port()`."""
+    server = ThreadingHTTPServer(("127.0.0.1", port), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
@@ -135,3 +138,10 @@ def serve_http(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+def free_port() -> int:
+    """A port of 127.0.0.1 nobody listens on now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])

@@ -50,6 +50,9 @@ const Api = (() => {
     switch (status) {
       case 401:
         return t("problem.401");
+      case 403:
+        return p.required_scope ? t("problem.403", { scope: p.required_scope })
+          : `${p.title || t("problem.error")} (403)${p.detail ? `: ${p.detail}` : ""}`;
       case 413:
         return p.limit_bytes ? t("problem.413", { limit: formatBytes(p.limit_bytes) })
           : t("problem.413NoLimit");

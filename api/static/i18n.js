@@ -230,6 +230,8 @@ const I18n = (() => {
       "badge.deleted": "verwijderd",
 
       "problem.401": "Deze sleutel is geweigerd. Meld u opnieuw aan met een geldige API-sleutel.",
+      "problem.403": "Deze sleutel mag dit niet: de bevoegdheid '{scope}' ontbreekt. Vraag de "
+        + "beheerders om een sleutel met die bevoegdheid.",
       "problem.413": "Geweigerd: te groot (max. {limit}).",
       "problem.413NoLimit": "Geweigerd: te groot.",
       "problem.415": "Geweigerd: geen Markdown-, tekst-, PDF-, Word- (.docx) of HTML-bestand "
@@ -507,6 +509,8 @@ const I18n = (() => {
       "badge.deleted": "deleted",
 
       "problem.401": "This key was refused. Sign in again with a valid API key.",
+      "problem.403": "This key may not do this: it lacks the '{scope}' scope. Ask the operators "
+        + "for a key with that scope.",
       "problem.413": "Refused: too large (max {limit}).",
       "problem.413NoLimit": "Refused: too large.",
       "problem.415": "Refused: not a Markdown, text, PDF, Word (.docx) or HTML file (judged by "

@@ -1,9 +1,11 @@
 """Downloading a CMS page the webhook sent by URL, within a size and a time limit.
 
 A signed webhook is trusted to name pages, not to make the worker reach into the hospital's
-network: a URL must name an allowed host (`CONTENT_FETCH_ALLOWED_HOSTS`), and a host not named
-there explicitly must resolve to public addresses only (no loopback, private, link-local or
-cloud-metadata address). Every redirect is checked the same way.
+network: a URL must name an allowed host and port (`CONTENT_FETCH_ALLOWED_HOSTS`; an entry
+without a port allows the scheme's own), and a host not named there explicitly must resolve to
+public addresses only (no loopback, private, link-local or cloud-metadata address, nor an IPv6
+form that carries one: NAT64, 6to4, Teredo, IPv4-compatible). Every redirect is checked the
+same way. Messages show the URL without query or credentials (`display_url`).
 
 The connection goes to the very address that was checked (`PinnedTransport`): the host is
 resolved once per request, the addresses judged, and the request sent to that IP with the
@@ -22,6 +24,8 @@ from urllib.parse import urlsplit
 import httpx
 
 from shared.errors import PermanentError, TransientError
+from shared.secrets import mask
+from shared.urls import DEFAULT_PORTS, allow_list_entry, display_url
 
 REFUSED = "fetch_refused"
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -40,11 +44,19 @@ def system_resolver(host: str) -> list[str]:
     return [str(info[4][0]).split("%")[0] for info in found]
 
 
-def host_allowed(host: str, allowed_hosts: Sequence[str]) -> bool:
-    """`host` is named by the allow-list: exactly, or under a `.example.org` entry."""
+def host_allowed(host: str, port: int, allowed_hosts: Sequence[str]) -> bool:
+    """`host` and `port` are named by the allow-list: the host exactly or under a
+    `.example.org` entry, on the entry's port (`cms.example:8443`) or, when the entry names
+    none, on the scheme's own port (80, 443) only: allowing `localhost` allowed the API's
+    own `/metrics` on :8000 too."""
     host = host.lower().rstrip(".")
-    for entry in (entry.lower().rstrip(".") for entry in allowed_hosts):
-        if host == entry or (entry.startswith(".") and host.endswith(entry)):
+    for entry in allowed_hosts:
+        name, entry_port = allow_list_entry(entry)
+        if entry_port is None and port not in DEFAULT_PORTS.values():
+            continue
+        if entry_port is not None and port != entry_port:
+            continue
+        if host == name or (name.startswith(".") and host.endswith(name)):
             return True
     return False
 
@@ -66,27 +78,72 @@ def checked_addresses(
     """The URL's host and the addresses it may be reached at (all public unless the host is
     listed), or `fetch_refused`. Without a resolver a name gives no addresses."""
     parts = urlsplit(url)
-    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
-        raise PermanentError(f"The page address {url!r} is not an http or https URL.", code=REFUSED)
+    scheme = parts.scheme.lower()
+    try:
+        port = parts.port
+    except ValueError:  # not a number, or out of range
+        port = -1
+    if scheme not in DEFAULT_PORTS or not parts.hostname or port == -1:
+        raise PermanentError(
+            f"The page address {display_url(url)!r} is not an http or https URL.", code=REFUSED
+        )
     host = parts.hostname
-    listed = host_allowed(host, allowed_hosts)
+    effective_port = port if port is not None else DEFAULT_PORTS[scheme]
+    listed = host_allowed(host, effective_port, allowed_hosts)
     if allowed_hosts and not listed:
         raise PermanentError(
-            f"The page address names {host}, which is not in CONTENT_FETCH_ALLOWED_HOSTS; "
-            "send the Markdown in page.body or ask the operators to allow the host.",
+            f"The page address names {host} on port {effective_port}, which is not in "
+            "CONTENT_FETCH_ALLOWED_HOSTS; send the Markdown in page.body or ask the operators "
+            "to allow the host and port.",
             code=REFUSED,
         )
     addresses = _addresses(host, resolver)
     if listed:
         return host, addresses  # named explicitly by the operators: an intranet CMS is fine
     for address in addresses:
-        if not address.is_global:
+        if not is_public(address):
             raise PermanentError(
-                f"The page address {url} points into a private network ({address}); only "
-                "hosts listed in CONTENT_FETCH_ALLOWED_HOSTS may be internal.",
+                f"The page address {display_url(url)} points into a private network "
+                f"({address}); only hosts listed in CONTENT_FETCH_ALLOWED_HOSTS may be internal.",
                 code=REFUSED,
             )
     return host, addresses
+
+
+#: NAT64 (RFC 6052): the IPv4 address is the last 32 bits.
+NAT64 = ipaddress.ip_network("64:ff9b::/96")
+#: Local-use NAT64 (RFC 8215): a network of its own, never public.
+NAT64_LOCAL = ipaddress.ip_network("64:ff9b:1::/48")
+#: IPv4-compatible (`::a.b.c.d`, deprecated): the last 32 bits, `::` and `::1` aside.
+IPV4_COMPATIBLE = ipaddress.ip_network("::/96")
+
+
+def embedded_ipv4(address: Address) -> ipaddress.IPv4Address | None:
+    """The IPv4 address an IPv6 transition form carries (mapped, NAT64, IPv4-compatible,
+    6to4, Teredo's client), which is where a connection to it ends up; None otherwise."""
+    if isinstance(address, ipaddress.IPv4Address):
+        return None
+    if address.ipv4_mapped is not None:
+        return address.ipv4_mapped
+    if address in NAT64 or (address in IPV4_COMPATIBLE and int(address) > 1):
+        return ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
+    if address.sixtofour is not None:
+        return address.sixtofour
+    if address.teredo is not None:
+        return address.teredo[1]
+    return None
+
+
+def is_public(address: Address) -> bool:
+    """Whether `address` may be fetched from without being listed: global, judged by the
+    IPv4 address inside an IPv6 transition form (`64:ff9b::7f00:1` is 127.0.0.1), and never
+    a site-local (`fec0::/10`) or local-use NAT64 address."""
+    if isinstance(address, ipaddress.IPv6Address) and (
+        address.is_site_local or address in NAT64_LOCAL
+    ):
+        return False
+    inner = embedded_ipv4(address)
+    return (inner or address).is_global
 
 
 def _addresses(host: str, resolver: Resolver | None) -> list[Address]:
@@ -148,13 +205,14 @@ def fetch(
         ):
             if 400 <= response.status_code < 500:
                 raise PermanentError(
-                    f"The page could not be downloaded from {url}: HTTP {response.status_code}. "
+                    f"The page could not be downloaded from {display_url(url)}: "
+                    f"HTTP {response.status_code}. "
                     "Check that it is published, then publish it again.",
                     code="fetch_failed",
                 )
             if response.status_code >= 500:
                 raise TransientError(
-                    f"The CMS answered HTTP {response.status_code} for {url}.",
+                    f"The CMS answered HTTP {response.status_code} for {display_url(url)}.",
                     code="fetch_unavailable",
                 )
             declared = int(response.headers.get("content-length") or 0)
@@ -167,16 +225,19 @@ def fetch(
                     raise _too_large(url, max_bytes)
                 if time.monotonic() > deadline:
                     raise TransientError(
-                        f"Downloading {url} took longer than {timeout:g} s.",
+                        f"Downloading {display_url(url)} took longer than {timeout:g} s.",
                         code="fetch_unavailable",
                     )
             return bytes(body)
     except httpx.HTTPError as exc:
-        raise TransientError(f"Could not download {url}: {exc}", code="fetch_unavailable") from exc
+        raise TransientError(
+            f"Could not download {display_url(url)}: {mask(str(exc))}", code="fetch_unavailable"
+        ) from exc
 
 
 def _too_large(url: str, max_bytes: int) -> PermanentError:
     return PermanentError(
-        f"The page at {url} is larger than {max_bytes // 1024} KB (CONTENT_FETCH_MAX_BYTES).",
+        f"The page at {display_url(url)} is larger than {max_bytes // 1024} KB "
+        "(CONTENT_FETCH_MAX_BYTES).",
         code="too_large",
     )

@@ -59,12 +59,15 @@ def test_bulk_refusals(
     both = {"action": "reingest", "ids": [str(uuid.uuid4())], "filter": {}}
     assert client.post("/v1/documents/bulk", json=both).status_code == 422
     assert client.post("/v1/documents/bulk", json={"action": "hide!", "ids": []}).status_code == 422
-    settings = use_settings(monkeypatch, API_KEYS=f"editors:{EDITOR_KEY}:upload,search")
+    settings = use_settings(monkeypatch, API_KEYS=f"editors:{EDITOR_KEY}:read,upload,search")
     with TestClient(create_app(settings)) as limited:
         limited.headers["Authorization"] = f"Bearer {EDITOR_KEY}"
         refused = limited.post("/v1/documents/bulk", json={"action": "delete", "ids": []})
+        not_reingest = limited.post("/v1/documents/bulk", json={"action": "reingest", "ids": []})
     assert refused.status_code == 403
     assert "delete" in refused.json()["detail"]
+    assert not_reingest.status_code == 403  # each action needs its own scope
+    assert not_reingest.json()["required_scope"] == "reingest"
 
 
 def test_the_list_exports_as_csv_with_its_filter_and_no_formulas(client: TestClient) -> None:

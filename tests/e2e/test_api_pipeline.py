@@ -29,7 +29,7 @@ from tests.e2e.api_support import (
 )
 from tests.pdfs import brochure_pdf
 from tests.pipeline import PipelineEnv
-from tests.services import empty_redis_database, serve_http
+from tests.services import empty_redis_database, free_port, serve_http
 from tests.workers import wait_for
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration]
@@ -57,15 +57,21 @@ def page(title: str, sections: int = 6, seed: int = 1) -> str:
 
 
 @pytest.fixture
+def cms_port() -> int:
+    """The stand-in CMS's port: CONTENT_FETCH_ALLOWED_HOSTS names host and port."""
+    return free_port()
+
+
+@pytest.fixture
 def http(
-    pipeline: PipelineEnv, redis_url: str, monkeypatch: pytest.MonkeyPatch
+    pipeline: PipelineEnv, redis_url: str, monkeypatch: pytest.MonkeyPatch, cms_port: int
 ) -> Iterator[TestClient]:
     empty_redis_database(redis_url)
     settings = use_settings(
         monkeypatch,
         API_KEYS=API_KEYS,
         CMS_WEBHOOK_SECRET=WEBHOOK_SECRET,
-        CONTENT_FETCH_ALLOWED_HOSTS="127.0.0.1",  # the stand-in CMS of the content_url test
+        CONTENT_FETCH_ALLOWED_HOSTS=f"127.0.0.1:{cms_port}",  # the content_url test's CMS
     )
     with TestClient(
         create_app(settings), headers={"Authorization": f"Bearer {EDITOR_KEY}"}
@@ -215,9 +221,9 @@ class _Pages(BaseHTTPRequestHandler):
 
 
 @pytest.fixture
-def cms_pages() -> Iterator[tuple[str, dict[str, bytes]]]:
+def cms_pages(cms_port: int) -> Iterator[tuple[str, dict[str, bytes]]]:
     pages: dict[str, bytes] = {}
-    with serve_http(type("Pages", (_Pages,), {"pages": pages})) as url:
+    with serve_http(type("Pages", (_Pages,), {"pages": pages}), cms_port) as url:
         yield url, pages
 
 
@@ -236,7 +242,7 @@ def test_cms_pages_sent_by_url_are_fetched_by_the_worker(
     pages["/p/heup.md"] = page("Heup", seed=3).encode()
     pages["/p/big.md"] = b"# Groot\n\n" + b"woord " * 5000
     pipeline.env["CONTENT_FETCH_MAX_BYTES"] = "20000"
-    pipeline.env["CONTENT_FETCH_ALLOWED_HOSTS"] = "127.0.0.1"  # the stand-in CMS is local
+    pipeline.env["CONTENT_FETCH_ALLOWED_HOSTS"] = base.removeprefix("http://")  # local CMS
     assert len(pages["/p/heup.md"]) < 20000 < len(pages["/p/big.md"])
 
     def publish(page_id: str, path: str) -> dict[str, Any]:

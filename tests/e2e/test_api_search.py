@@ -24,7 +24,7 @@ def search_settings(
 ) -> Iterator[Settings]:
     settings = use_settings(
         monkeypatch,
-        API_KEYS=f"editors:{EDITOR_KEY},chatbot:{SEARCH_KEY}:search,uploads:{UPLOAD_KEY}:upload",
+        API_KEYS=f"editors:{EDITOR_KEY},chatbot:{SEARCH_KEY}:search,uploads:{UPLOAD_KEY}:upload,read",
         QDRANT_PATH=str(tmp_path / "qdrant"),
         EMBEDDING_PROVIDER="hashing",
         HASHING_DIMENSIONS="256",
@@ -93,7 +93,7 @@ def test_a_search_only_key_may_not_upload_delete_or_reingest(search_settings: Se
             chatbot.delete(f"/v1/documents/{some_id}"),
             chatbot.post(f"/v1/documents/{some_id}/reingest"),
         ]
-        assert chatbot.get("/v1/documents").status_code == 200  # reading needs any valid key
+        assert chatbot.get("/v1/documents").status_code == 403  # reading needs `read`
     for response in refused:
         assert response.status_code == 403, response.text
         assert response.headers["content-type"].startswith("application/problem+json")

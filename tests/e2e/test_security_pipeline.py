@@ -27,7 +27,7 @@ from tests.e2e.api_support import (
     use_settings,
 )
 from tests.pipeline import PipelineEnv
-from tests.services import serve_http
+from tests.services import free_port, serve_http
 from tests.unit.test_front_matter import billion_laughs
 from tests.versions import new_version
 from tests.workers import wait_for
@@ -35,6 +35,8 @@ from tests.workers import wait_for
 pytestmark = [pytest.mark.e2e, pytest.mark.integration]
 
 URL = "/v1/webhooks/cms"
+#: The stand-in CMS's port, known before it starts: CONTENT_FETCH_ALLOWED_HOSTS names it.
+CMS_PORT = free_port()
 PAGE = "# Knieoperatie\n\n## Voorbereiding\n\nNeem uw identiteitskaart mee naar het ziekenhuis.\n"
 
 
@@ -60,9 +62,9 @@ def http(
         monkeypatch,
         API_KEYS=API_KEYS,
         CMS_WEBHOOK_SECRET=WEBHOOK_SECRET,
-        CONTENT_FETCH_ALLOWED_HOSTS="127.0.0.1",
+        CONTENT_FETCH_ALLOWED_HOSTS=f"127.0.0.1:{CMS_PORT}",
     )
-    pipeline.env["CONTENT_FETCH_ALLOWED_HOSTS"] = "127.0.0.1"
+    pipeline.env["CONTENT_FETCH_ALLOWED_HOSTS"] = f"127.0.0.1:{CMS_PORT}"
     with TestClient(
         create_app(settings), headers={"Authorization": f"Bearer {EDITOR_KEY}"}
     ) as client:
@@ -88,7 +90,7 @@ def send(http: TestClient, body: bytes, headers: dict[str, str]) -> dict[str, An
 def test_a_yaml_bomb_fails_its_version_and_the_worker_goes_on(
     http: TestClient, pipeline: PipelineEnv
 ) -> None:
-    with serve_http(_Cms) as cms, pipeline.worker() as worker:
+    with serve_http(_Cms, CMS_PORT) as cms, pipeline.worker() as worker:
         bomb_event = json.dumps(
             cms_event("publish", "page-bomb", body=None, content_url=cms + "/p/bomb.md")
         ).encode()

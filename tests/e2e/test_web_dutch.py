@@ -36,13 +36,15 @@ from tests.e2e.web_support import DOCS, ServedApp, queue_item, screenshot, table
 from tests.e2e.web_support import choose_files as choose_any
 from tests.pdfs import brochure_pdf, encrypted_pdf
 from tests.pipeline import PipelineEnv
-from tests.services import empty_redis_database, serve_http
+from tests.services import empty_redis_database, free_port, serve_http
 from tests.workers import wait_for
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration]
 
 PIPELINE_MS = 90_000  # a stage run by a real worker on a shared 2-core machine
 TITLE = "Heupoperatie"
+#: The stand-in CMS's port, known before it starts: CONTENT_FETCH_ALLOWED_HOSTS names it.
+CMS_PORT = free_port()
 PDF_TITLE = "Knieoperatie - patiëntenfolder"  # from the PDF's own metadata
 SENTENCES = [
     "U krijgt binnenkort een nieuwe heup en leest hier hoe u zich voorbereidt.",
@@ -74,9 +76,9 @@ def site(pipeline: PipelineEnv, redis_url: str, monkeypatch: pytest.MonkeyPatch)
         monkeypatch,
         API_KEYS=API_KEYS,
         CMS_WEBHOOK_SECRET=WEBHOOK_SECRET,
-        CONTENT_FETCH_ALLOWED_HOSTS="127.0.0.1",  # the stand-in CMS of the front-matter test
+        CONTENT_FETCH_ALLOWED_HOSTS=f"127.0.0.1:{CMS_PORT}",  # the front-matter test's CMS
     )
-    pipeline.env["CONTENT_FETCH_ALLOWED_HOSTS"] = "127.0.0.1"
+    pipeline.env["CONTENT_FETCH_ALLOWED_HOSTS"] = f"127.0.0.1:{CMS_PORT}"
     with ServedApp(create_app(settings)) as base_url:
         yield base_url
 
@@ -252,7 +254,7 @@ def test_refused_front_matter_is_explained_and_not_offered_again(
     )
 
     # A CMS page fetched by the worker fails its version; the same bytes again cannot help.
-    with serve_http(_Cms) as cms, pipeline.worker():
+    with serve_http(_Cms, CMS_PORT) as cms, pipeline.worker():
         event = json.dumps(
             cms_event("publish", "knie-ankers", body=None, content_url=cms + "/p/knie.md")
         ).encode()

@@ -18,6 +18,7 @@ from tests.retrieval_support import fill_index
 
 pytestmark = pytest.mark.e2e
 UPLOAD_KEY = "uploader-key-0123456789"
+SEARCH_KEY = "chatbot-key-0123456789"
 
 
 @pytest.fixture
@@ -26,7 +27,7 @@ def served(
 ) -> Iterator[str]:
     settings = use_settings(
         monkeypatch,
-        API_KEYS=f"editors:{EDITOR_KEY},uploads:{UPLOAD_KEY}:upload",
+        API_KEYS=f"editors:{EDITOR_KEY},uploads:{UPLOAD_KEY}:upload,read,chatbot:{SEARCH_KEY}:search",
         QDRANT_PATH=str(tmp_path / "qdrant"),
         EMBEDDING_PROVIDER="hashing",
         HASHING_DIMENSIONS="256",
@@ -98,3 +99,13 @@ def test_a_key_without_the_search_scope_is_told_in_words(page: Page, served: str
     expect(page.locator("#ask-hits li")).to_have_count(0)
     page.get_by_role("button", name="Nederlands").click()
     expect(page.locator("#ask-message")).to_contain_text("Deze API-sleutel mag niet zoeken.")
+
+
+def test_a_key_without_the_read_scope_is_told_in_dutch(dutch_page: Page, served: str) -> None:
+    """The chatbot's search-only key may not read the documents (issue 26 item 10): signing in
+    with it on the editors' page says why, in Dutch."""
+    page = dutch_page
+    page.goto(served + "/")
+    page.get_by_label("API-sleutel").fill(SEARCH_KEY)
+    page.get_by_role("button", name="Aanmelden").click()
+    expect(page.locator("#signin-message")).to_contain_text("de bevoegdheid 'read' ontbreekt")

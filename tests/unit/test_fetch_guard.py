@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 
 import pytest
 
-from shared.adapters.fetch import check_url, fetch, host_allowed
+from shared.adapters.fetch import check_url, checked_addresses, fetch, host_allowed
 from shared.errors import PermanentError, TransientError
 from tests.services import serve_http
 
@@ -54,18 +54,18 @@ def refusal(url: str, allowed: list[str], *, resolve: bool = True) -> str:
 
 def test_hosts_are_matched_exactly_or_as_subdomains_of_a_dotted_entry() -> None:
     allowed = ["cms.ziekenhuis.example", ".intranet.example"]
-    assert host_allowed("CMS.Ziekenhuis.example.", allowed)
-    assert host_allowed("wiki.intranet.example", allowed)
-    assert not host_allowed("intranet.example.evil.test", allowed)
-    assert not host_allowed("evilcms.ziekenhuis.example", allowed)
-    assert not host_allowed("anything.example", [])
+    assert host_allowed("CMS.Ziekenhuis.example.", 443, allowed)
+    assert host_allowed("wiki.intranet.example", 80, allowed)
+    assert not host_allowed("intranet.example.evil.test", 443, allowed)
+    assert not host_allowed("evilcms.ziekenhuis.example", 443, allowed)
+    assert not host_allowed("anything.example", 443, [])
 
 
 @pytest.mark.parametrize(
     ("url", "host"),
     [
         ("http://127.0.0.1/p", "127.0.0.1"),
-        ("http://localhost:8000/p", "localhost"),
+        ("http://localhost/p", "localhost"),
         ("http://api.localhost/p", "api.localhost"),
         ("http://10.0.0.5/p", "10.0.0.5"),
         ("http://192.168.1.1/p", "192.168.1.1"),
@@ -90,7 +90,8 @@ def test_other_refusals_say_what_to_do() -> None:
 
 
 def test_a_listed_host_is_fetched(cms: str) -> None:
-    body = fetch(cms + "/p/1.md", max_bytes=10_000, timeout=5, allowed_hosts=["127.0.0.1"])
+    listed = [cms.removeprefix("http://")]  # 127.0.0.1:<port>
+    body = fetch(cms + "/p/1.md", max_bytes=10_000, timeout=5, allowed_hosts=listed)
     assert body == b"# Page\n\ntext /p/1.md"
 
 
@@ -102,7 +103,12 @@ def test_an_unlisted_local_host_is_refused_before_any_request(cms: str) -> None:
 
 def test_a_redirect_into_the_network_is_refused(cms: str) -> None:
     with pytest.raises(PermanentError) as caught:
-        fetch(cms + "/moved", max_bytes=10_000, timeout=5, allowed_hosts=["127.0.0.1"])
+        fetch(
+            cms + "/moved",
+            max_bytes=10_000,
+            timeout=5,
+            allowed_hosts=[cms.removeprefix("http://")],
+        )
     assert caught.value.code == "fetch_refused"
     assert "localhost" in caught.value.message or "127.0.0.1" in caught.value.message
 
@@ -177,7 +183,7 @@ def test_the_pinned_address_gets_the_original_host_header_on_every_redirect(
         lookups.append(host)
         return answers[host]
 
-    allowed = ["cms.ziekenhuis.example"]
+    allowed = [f"cms.ziekenhuis.example:{port}"]
     url = f"http://cms.ziekenhuis.example:{port}"
     options: dict[str, Any] = {"max_bytes": 10_000, "timeout": 5, "resolver": resolver}
     body = fetch(url + "/p/1", allowed_hosts=allowed, **options)
@@ -207,7 +213,7 @@ def test_tls_to_the_pinned_address_names_the_host(tmp_path: Path) -> None:
                 f"https://cms.ziekenhuis.example:{port}/p/1",
                 max_bytes=10_000,
                 timeout=5,
-                allowed_hosts=["cms.ziekenhuis.example"],
+                allowed_hosts=[f"cms.ziekenhuis.example:{port}"],
                 resolver=lambda host: ["127.0.0.1"],
             )
         server.join(timeout=5)
@@ -252,3 +258,82 @@ def self_signed(folder: Path, name: str) -> tuple[str, str]:
         )
     )
     return str(cert_file), str(key_file)
+
+
+# --- issue 26 item 8: an allow-list entry names a port too ---------------------------------
+
+
+def test_a_listed_host_is_allowed_on_its_schemes_port_only() -> None:
+    """With `localhost` listed, the API's own /metrics on :8000 was fetched and indexed."""
+    assert check_url("http://localhost/p", ["localhost"]) == "localhost"
+    assert check_url("https://localhost/p", ["localhost"]) == "localhost"
+    message = refusal("http://localhost:8000/metrics", ["localhost"])
+    assert "port 8000" in message and "CONTENT_FETCH_ALLOWED_HOSTS" in message
+    assert check_url("http://localhost:8000/p", ["localhost:8000"]) == "localhost"
+    assert "port 80," in refusal("http://localhost/p", ["localhost:8000"])
+    assert check_url("https://wiki.intra.example:8443/p", [".intra.example:8443"], resolve=False)
+    assert check_url("http://[fd00::1]:8080/p", ["[fd00::1]:8080"]) == "fd00::1"
+    assert "port 8081" in refusal("http://[fd00::1]:8081/p", ["[fd00::1]:8080"])
+
+
+def test_a_listed_host_on_another_port_is_never_requested(cms: str) -> None:
+    port = int(cms.rsplit(":", 1)[1])
+    with pytest.raises(PermanentError) as caught:
+        fetch(cms + "/p/1.md", max_bytes=10_000, timeout=5, allowed_hosts=["127.0.0.1"])
+    assert caught.value.code == "fetch_refused" and f"port {port}" in caught.value.message
+
+
+def test_an_entry_with_a_bad_port_stops_the_settings() -> None:
+    from shared.settings import Settings
+
+    with pytest.raises(ValueError, match="is not a port"):
+        Settings(content_fetch_allowed_hosts="cms.example:http", _env_file=None)  # type: ignore[call-arg]
+
+
+# --- issue 26 item 7: IPv6 transition forms carry an IPv4 address ---------------------------
+
+TRANSITION_FORMS = [
+    "64:ff9b::7f00:1",  # NAT64 of 127.0.0.1
+    "64:ff9b::a9fe:a9fe",  # NAT64 of 169.254.169.254 (cloud metadata)
+    "64:ff9b:1::a00:1",  # local-use NAT64
+    "::7f00:1",  # IPv4-compatible ::127.0.0.1
+    "::a00:5",  # IPv4-compatible ::10.0.0.5
+    "::ffff:7f00:1",  # IPv4-mapped
+    "2002:7f00:1::1",  # 6to4 of 127.0.0.1
+    "2002:a9fe:a9fe::",  # 6to4 of 169.254.169.254
+    "fec0::1",  # site-local
+    "2001:0:4136:e378:8000:63bf:80ff:fffe",  # Teredo, client 127.0.0.1
+    "2001:0:4136:e378:8000:63bf:f5ff:fffe",  # Teredo, client 10.0.0.1
+]
+
+
+@pytest.mark.parametrize("address", TRANSITION_FORMS)
+def test_ipv6_transition_forms_of_internal_addresses_are_refused(address: str) -> None:
+    """As a literal in the URL and as a name's DNS answer (a stand-in resolver: nothing is
+    sent anywhere)."""
+    assert "private network" in refusal(f"http://[{address}]/p", [], resolve=False)
+    with pytest.raises(PermanentError) as caught:
+        checked_addresses("http://cms.evil.example/p", [], lambda host: [address])
+    assert caught.value.code == "fetch_refused"
+
+
+@pytest.mark.parametrize(
+    "address",
+    ["64:ff9b::808:808", "::ffff:808:808", "2002:808:808::1", "2606:4700:4700::1111"],
+)
+def test_transition_forms_of_public_addresses_stay_allowed(address: str) -> None:
+    host, addresses = checked_addresses("http://cms.example/p", [], lambda host: [address])
+    assert host == "cms.example" and str(addresses[0]) == address
+
+
+def test_a_name_answering_a_nat64_loopback_is_never_connected_to(internal: str) -> None:
+    """The stand-in resolver answers NAT64 of 127.0.0.1: refused before any connection."""
+    port = internal.rsplit(":", 1)[1]
+    with pytest.raises(PermanentError) as caught:
+        fetch(
+            f"http://cms.evil.example:{port}/secret",
+            max_bytes=10_000,
+            timeout=2,
+            resolver=lambda host: ["64:ff9b::7f00:1"],
+        )
+    assert caught.value.code == "fetch_refused" and _Internal.seen == []
