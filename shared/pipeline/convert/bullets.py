@@ -71,25 +71,36 @@ class _ItemBlock(Protocol):
 def nest_items(blocks: list[_ItemBlock]) -> None:
     """Set `level` of list items to the indent (in spaces) their nesting needs in Markdown.
 
-    Consecutive items are one list; an item further right than the one before (by more than
-    INDENT_STEP) opens a sub-list under it, one further left goes back to the level it
-    matches. Each level is indented by its parent's marker width plus one ("- " = 2).
+    Consecutive items are one list. An item whose bullet stands under the text of the item
+    before (right of its bullet by more than INDENT_STEP, and not left of its words) opens a
+    sub-list; one further left goes back to the level it matches. Where the item before has
+    no known text start apart from its bullet (OCR, a bullet glued to its word), nothing is
+    nested: a scan's jitter is no indent. Each level is indented by its parent's marker
+    width plus one ("- " = 2).
     """
-    stack: list[tuple[float, int, int]] = []  # (bullet x, indent, width of marker + space)
+    stack: list[tuple[float, float | None, int, int]] = []  # bullet x, words x, indent, width
     for block in blocks:
         if block.kind != "item":
             stack = []
             continue
-        x = block.lines[0].x
-        while stack and x < stack[-1][0] - INDENT_STEP:
+        line = block.lines[0]
+        x = line.x
+        words = line.text_x if line.text_x is not None and line.text_x > x + 1 else None
+        while len(stack) > 1 and x < stack[-1][0] - INDENT_STEP:
             stack.pop()
-        if stack and abs(x - stack[-1][0]) <= INDENT_STEP:
-            indent = stack[-1][1]
-        elif stack and len(stack) < 4:
-            indent = stack[-1][1] + stack[-1][2]
+        top = stack[-1] if stack else None
+        if (
+            top is not None
+            and top[1] is not None
+            and x > top[0] + INDENT_STEP
+            and x >= top[1] - 1
+            and len(stack) < 4
+        ):
+            indent = top[2] + top[3]
+        elif top is not None:
+            indent = top[2]
+            stack.pop()
         else:
-            indent, stack = 0, []
-        if stack and stack[-1][1] == indent:
-            stack.pop()
-        stack.append((x, indent, len(block.marker) + 1))
+            indent = 0
+        stack.append((x, words, indent, len(block.marker) + 1))
         block.level = indent
