@@ -207,3 +207,19 @@ def table_over_two_pages_pdf() -> bytes:
         canvas.showPage()
 
     return _pdf(draw)
+
+
+LAYOUT_TEXT = " ".join([INTRO] * 8)  # a paragraph, not a cell's value
+
+
+def layout_boxes_pdf() -> bytes:
+    """Two rows of two ruled boxes side by side holding paragraphs: a page layout."""
+
+    def draw(canvas: Canvas) -> None:
+        page = _Page(canvas)
+        page.heading("Twee kolommen")
+        cells = [LAYOUT_TEXT, LAYOUT_TEXT]
+        _table(page, ["Links", "Rechts"], [cells], [220, 220], "lines")
+        canvas.showPage()
+
+    return _pdf(draw)

@@ -70,3 +70,9 @@ def test_the_chunker_keeps_a_table_whole() -> None:
     markdown = _markdown(pdfs_drawn.ruled_table_pdf("browser"))
     table = _gfm(pdfs_drawn.TABLE_HEADER, pdfs_drawn.TABLE_ROWS)
     assert any(table in chunk.text for chunk in chunk_markdown(markdown))
+
+
+def test_boxes_of_paragraphs_are_no_table() -> None:
+    markdown = _markdown(pdfs_drawn.layout_boxes_pdf())
+    assert "|" not in markdown
+    assert pdfs_drawn.LAYOUT_TEXT in markdown

@@ -15,6 +15,7 @@ here come from the pass pypdf already makes for the text.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections import Counter
 from dataclasses import dataclass
@@ -26,6 +27,7 @@ THIN = 2.5  # points: a shape at most this thick is a ruling line
 MIN_CELL = 8.0  # points: a box smaller than this on either side is no cell (a bullet, a tick)
 MAX_CELL_HEIGHT = 500.0  # taller boxes are page or column backgrounds
 SNAP = 2.0  # points: edges this close are one line
+MAX_CELL_CHARS = 400  # a cell holding more is a layout box with paragraphs, not a table
 MAX_EDGES = 800  # a page of vector art is not searched for tables (bounded time)
 _SPACES = re.compile(r"\s+")
 
@@ -159,6 +161,11 @@ def _table(grid: list[_Edge], raw_lines: list[list[Piece]]) -> Table | None:
     if len(ys) < 3 or len(xs) < 3:
         return None
     verticals = [e for e in grid if not e.horizontal]
+    # Per row band, the grid lines that cross it (a merged cell lacks some).
+    bounds = [
+        [x for x in xs if any(_covers(v, x, (top + bottom) / 2) for v in verticals)]
+        for top, bottom in itertools.pairwise(ys)
+    ]
     cells: dict[tuple[int, int], list[Piece]] = {}
     first: int | None = None
     taken: list[tuple[int, int]] = []
@@ -168,9 +175,7 @@ def _table(grid: list[_Edge], raw_lines: list[list[Piece]]) -> Table | None:
             if not (xs[0] <= px <= xs[-1] and ys[-1] <= py <= ys[0]):
                 continue
             row = next(i for i in range(len(ys) - 1) if py >= ys[i + 1])
-            middle = (ys[row] + ys[row + 1]) / 2
-            bounds = [x for x in xs if any(_covers(v, x, middle) for v in verticals)]
-            left = max((x for x in bounds if x <= px), default=xs[0])
+            left = max((x for x in bounds[row] if x <= px), default=xs[0])
             column = xs.index(left)
             cells.setdefault((row, column), []).append(piece)
             taken.append((line_index, piece_index))
@@ -180,8 +185,8 @@ def _table(grid: list[_Edge], raw_lines: list[list[Piece]]) -> Table | None:
         texts = [_cell_text(cells.get((row, column), [])) for column in range(len(xs) - 1)]
         if any(texts):
             rows.append(texts)
-    if first is None or not rows:
-        return None
+    if first is None or not rows or any(len(text) > MAX_CELL_CHARS for r in rows for text in r):
+        return None  # boxes of a page layout (columns of paragraphs) are no table
     # Slivers between two nearly coinciding grid lines hold nothing: left out. Empty
     # columns of real width stay (a form to fill in; the same columns on the next page).
     kept = [
