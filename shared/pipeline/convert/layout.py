@@ -112,7 +112,8 @@ def _heading_style(line: Line, body: float) -> tuple[float, bool] | None:
     """The style that makes `line` a heading candidate, or None."""
     text = line.text
     if (
-        len(text) > MAX_HEADING_CHARS
+        line.table
+        or len(text) > MAX_HEADING_CHARS
         or len(text.split()) > MAX_HEADING_WORDS
         or sum(ch.isalpha() for ch in text) < 2
         or _is_list_item(text)

@@ -15,6 +15,9 @@ from typing import Any
 
 from pypdf import PageObject
 
+from shared.pipeline.convert.bullets import mark_drawn_bullets
+from shared.pipeline.convert.graphics import GraphicsCollector
+from shared.pipeline.convert.tables import take_tables
 from shared.pipeline.convert.text import BULLET_GLYPHS, clean_pdf_line
 
 _BOLD_NAME = re.compile(r"bold|black|heavy|semibold|demi|extrabold|ultrabold|-bd|,bd", re.I)
@@ -35,6 +38,7 @@ class Line:
     text_x: float | None = None  # where the words start when a bullet glyph comes first
     confidence: float | None = None  # OCR: mean word confidence (0-100); None: a text layer
     words: int = 0  # OCR: how many words the confidence is the mean of
+    table: bool = False  # `text` is a whole GFM table (shared.pipeline.convert.tables)
 
 
 @dataclass
@@ -146,25 +150,29 @@ def extract_lines(page: PageObject, number: int, check: Callable[[], None]) -> l
     from its text, table cells) are joined into one line, left to right.
     """
     collector = _Collector(check)
-    operators = 0
-
-    def every_operator(*_: Any) -> None:
-        # Pages with huge content streams and little text call `visit` rarely: check here too.
-        nonlocal operators
-        operators += 1
-        if operators % 512 == 0:
-            check()
-
-    page.extract_text(visitor_text=collector.visit, visitor_operand_before=every_operator)
+    graphics = GraphicsCollector(check)  # also checks the deadline every 512 operators
+    page.extract_text(visitor_text=collector.visit, visitor_operand_before=graphics.visit)
     collector.end_line()
+    tables = take_tables(graphics.shapes, collector.raw_lines)  # type: ignore[arg-type]
     groups: list[list[list[_Piece]]] = []
-    for raw in collector.raw_lines:
+    starts: dict[int, int] = {}  # raw line index -> index of the group it went to
+    for index, raw in enumerate(collector.raw_lines):
+        if not raw:
+            continue
         if groups:
             last = groups[-1][-1]
             tolerance = 0.35 * max(max(p.size for p in last), max(p.size for p in raw), 1.0)
             if abs(last[0].y - raw[0].y) <= tolerance:
                 groups[-1].append(raw)
+                starts.setdefault(index, len(groups) - 1)
                 continue
         groups.append([raw])
-    lines = [_merge_line(group, number) for group in groups]
+        starts.setdefault(index, len(groups) - 1)
+    lines: list[Line | None] = [_merge_line(group, number) for group in groups]
+    mark_drawn_bullets([line for line in lines if line is not None], graphics.shapes)
+    # Each table goes where its first run was drawn (positions taken before any insertion).
+    places = [next((starts[i] for i in sorted(starts) if i >= t.first), len(lines)) for t in tables]
+    for table, at in reversed(list(zip(tables, places, strict=True))):
+        text = table.markdown()
+        lines.insert(at, Line(text, number, table.x, table.y, table.size, False, table=True))
     return [line for line in lines if line is not None]

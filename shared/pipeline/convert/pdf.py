@@ -211,6 +211,7 @@ def scanned_pages(reader: PdfReader, pages: list[list[Line]], unreadable: set[in
         for index, lines in enumerate(pages)
         if index + 1 not in unreadable
         and _letters(lines) < MIN_LETTERS
+        and not any(line.table for line in lines)  # a form of digits drawn as a table
         and (_has_images(reader, index) or _content_bytes(reader, index) > MIN_DRAWING_BYTES)
     ]
 

@@ -12,7 +12,9 @@ import re
 import statistics
 from dataclasses import dataclass, field
 
+from shared.pipeline.convert.bullets import nest_items
 from shared.pipeline.convert.lines import Line
+from shared.pipeline.convert.tables import continues_table
 
 PARAGRAPH_GAP = 1.35  # a gap this many times the usual line spacing starts a new paragraph
 _ORDERED = re.compile(r"^(\d{1,2}|[a-zA-Z])[.)]\s+\S")
@@ -24,7 +26,7 @@ _MARKDOWN_START = re.compile(r"^(#|>|[-+*]\s|\d+[.)]\s|=+$|-+$|```|~~~|<|\|)")
 
 @dataclass
 class _Block:
-    kind: str  # "heading", "paragraph", "item"
+    kind: str  # "heading", "paragraph", "item", "table"
     level: int = 0
     marker: str = "-"
     lines: list[Line] = field(default_factory=list)
@@ -79,8 +81,12 @@ def build_blocks(pages: list[list[Line]]) -> list[_Block]:
     blocks: list[_Block] = []
     for lines in pages:
         for line in lines:
-            if line.heading:
-                blocks.append(_Block("heading", level=line.heading, lines=[line]))
+            if line.table and continues_table(blocks[-1] if blocks else None, line):
+                blocks[-1].lines.append(line)  # the rows after a page break
+                continue
+            if line.heading or line.table:
+                kind = "table" if line.table else "heading"
+                blocks.append(_Block(kind, level=line.heading, lines=[line]))
                 continue
             item = _item_marker(line.text)
             if item is not None:
@@ -92,11 +98,14 @@ def build_blocks(pages: list[list[Line]]) -> list[_Block]:
             if last is not None and last.kind == "item" and not last.lines[0].text:
                 last.lines[0] = line  # the bullet glyph stood alone; this is its text
                 continue
-            if last is not None and last.kind != "heading" and _continues(last, line, usual_gap):
+            joins = last is not None and last.kind not in ("heading", "table")
+            if joins and _continues(last, line, usual_gap):
                 last.lines.append(line)
                 continue
             blocks.append(_Block("paragraph", lines=[line]))
-    return [block for block in blocks if any(line.text for line in block.lines)]
+    blocks = [block for block in blocks if any(line.text for line in block.lines)]
+    nest_items(blocks)
+    return blocks
 
 
 def _join(left: str, right: str) -> tuple[str, str]:
@@ -135,12 +144,15 @@ def render(blocks: list[_Block]) -> tuple[str, list[tuple[int, int]], list[OcrSp
             sep = "\n" if block.kind == "item" and previous_kind == "item" else "\n\n"
             out.append(sep)
             length += len(sep)
-        prefix = {"heading": "#" * block.level + " ", "item": block.marker + " "}.get(
-            block.kind, ""
-        )
+        prefix = {
+            "heading": "#" * block.level + " ",
+            "item": " " * block.level + block.marker + " ",
+        }.get(block.kind, "")
         pieces: list[tuple[str, Line]] = []  # (text, line) per line, joined below
         for line in block.lines:
-            if pieces:
+            if pieces and block.kind == "table":
+                pieces[-1] = (pieces[-1][0] + "\n", pieces[-1][1])
+            elif pieces:
                 sep, shortened = _join(pieces[-1][0], line.text)
                 pieces[-1] = (shortened + sep, pieces[-1][1])
             pieces.append((line.text, line))
