@@ -36,6 +36,7 @@ from shared.pipeline.convert.ocr import (
     choose_languages,
     recognise_pages,
 )
+from shared.pipeline.convert.reading_order import reading_order
 from shared.pipeline.convert.render import build_blocks, render
 
 MAX_OUTLINE_ENTRIES = 5000
@@ -254,7 +255,7 @@ def read_pages(
     for index in range(count):
         deadline.check()
         try:
-            lines = extract_lines(reader.pages[index], index + 1, deadline.check)
+            lines = reading_order(extract_lines(reader.pages[index], index + 1, deadline.check))
         except IngestError:
             raise
         except Exception as exc:

@@ -1,0 +1,159 @@
+"""Fixture PDFs whose drawing order differs from their reading order, built with reportlab.
+
+A browser print ("Print to PDF") draws a page's bulleted list after the rest of the page, so
+pypdf reads the list last; layout programs draw columns, side boxes and footers in whatever
+order they like. These pages are drawn out of order on purpose; the tests know the order a
+reader sees.
+"""
+
+from __future__ import annotations
+
+import io
+
+from reportlab.lib.pagesizes import A4
+from reportlab.lib.utils import simpleSplit
+from reportlab.pdfgen.canvas import Canvas
+
+PAGE_WIDTH, PAGE_HEIGHT = A4
+MARGIN = 56.0
+FONT, BOLD, SIZE = "Helvetica", "Helvetica-Bold", 10.0
+LEADING = SIZE * 1.4
+
+LIST_PAGE_TITLE = "Na de behandeling"
+LIST_INTRO = "Na de behandeling mag u het volgende niet doen:"
+LIST_ITEMS = [
+    "zwaar tillen in de eerste week",
+    "zelf autorijden op de dag van de behandeling",
+    "zwemmen of in bad gaan tot de wond dicht is",
+]
+LIST_AFTER = (
+    "Heeft u koorts of neemt de pijn toe? Bel dan de polikliniek. Buiten kantoortijden belt "
+    "u de Spoedeisende Hulp van het ziekenhuis."
+)
+
+COLUMN_TITLE = "Uw opname"
+LEFT_COLUMN = (
+    "Op de dag van de opname meldt u zich bij de centrale balie in de hal. Een medewerker "
+    "brengt u naar de afdeling, waar de verpleegkundige u ontvangt en uitlegt hoe de dag "
+    "verloopt. Neem uw medicijnen mee in de originele verpakking."
+)
+RIGHT_COLUMN = (
+    "Bezoek is welkom tussen twee en acht uur. Op de kamer is plaats voor twee bezoekers "
+    "tegelijk. Kinderen onder de twaalf jaar komen alleen onder begeleiding van een "
+    "volwassene."
+)
+
+
+def _wrap(text: str, width: float) -> list[str]:
+    return simpleSplit(text, FONT, SIZE, width)
+
+
+def list_drawn_last_pdf() -> bytes:
+    """One page: title, intro, a bulleted list, a paragraph under it. The content stream
+    draws the list after the paragraph that follows it on the page, as Chrome does."""
+    buffer = io.BytesIO()
+    canvas = Canvas(buffer, pagesize=A4, invariant=True)
+    width = PAGE_WIDTH - 2 * MARGIN
+    y = PAGE_HEIGHT - MARGIN - 20
+    canvas.setFont(BOLD, 18)
+    canvas.drawString(MARGIN, y, LIST_PAGE_TITLE)
+    y -= 18 * 1.6
+    canvas.setFont(FONT, SIZE)
+    canvas.drawString(MARGIN, y, LIST_INTRO)
+    y -= LEADING
+    list_top = y
+    y -= LEADING * len(LIST_ITEMS) + LEADING * 0.5
+    for line in _wrap(LIST_AFTER, width):  # the paragraph below the list, drawn first
+        canvas.drawString(MARGIN, y, line)
+        y -= LEADING
+    y = list_top
+    for item in LIST_ITEMS:  # then the list, higher up the page
+        canvas.drawString(MARGIN + 18, y, item)
+        y -= LEADING
+    canvas.showPage()
+    canvas.save()
+    return buffer.getvalue()
+
+
+def two_column_pdf() -> bytes:
+    """One page: a title over two columns; the columns' lines share baselines and are drawn
+    row by row (left line, right line), as a naive position sort would read them."""
+    buffer = io.BytesIO()
+    canvas = Canvas(buffer, pagesize=A4, invariant=True)
+    gutter = 24.0
+    column = (PAGE_WIDTH - 2 * MARGIN - gutter) / 2
+    y = PAGE_HEIGHT - MARGIN - 20
+    canvas.setFont(BOLD, 18)
+    canvas.drawString(MARGIN, y, COLUMN_TITLE)
+    y -= 18 * 1.6
+    canvas.setFont(FONT, SIZE)
+    left, right = _wrap(LEFT_COLUMN, column), _wrap(RIGHT_COLUMN, column)
+    for row in range(max(len(left), len(right))):
+        if row < len(left):
+            canvas.drawString(MARGIN, y, left[row])
+        if row < len(right):
+            canvas.drawString(MARGIN + column + gutter, y, right[row])
+        y -= LEADING
+    canvas.showPage()
+    canvas.save()
+    return buffer.getvalue()
+
+
+TABLE_ROWS = [
+    ("Medicijn", "Ochtend", "Avond"),
+    ("Paracetamol", "1 tablet", "1 tablet"),
+    ("Omeprazol", "1 capsule", "geen"),
+    ("Metformine", "2 tabletten", "1 tablet"),
+]
+
+
+def table_pdf() -> bytes:
+    """A short intro over a three-column table of short cells, drawn column by column."""
+    buffer = io.BytesIO()
+    canvas = Canvas(buffer, pagesize=A4, invariant=True)
+    y = PAGE_HEIGHT - MARGIN - 20
+    canvas.setFont(FONT, SIZE)
+    canvas.drawString(MARGIN, y, "Zo neemt u uw medicijnen in de week na de operatie in:")
+    top = y - LEADING * 1.5
+    for number in range(3):
+        y = top
+        for row in TABLE_ROWS:
+            canvas.drawString(MARGIN + number * 150, y, row[number])
+            y -= LEADING
+    canvas.showPage()
+    canvas.save()
+    return buffer.getvalue()
+
+
+SHORT_LEADING, SHORT_GAP = 15.0, 20.2  # a browser print: 10 pt text, 1.5 line height
+SHORT_ITEMS = [
+    "Blijf rustig.",
+    "Laat de aanval zijn beloop hebben.",
+    "Leg iets zachts onder het hoofd.",
+    "Probeer de aanval niet tegen te houden.",
+    "Blijf bij de persoon tot de aanval over is.",
+    "Noteer hoe lang de aanval duurt.",
+]
+SHORT_INTRO = (
+    "Een aanval ziet er voor omstanders vaak heftig uit. Meestal is ingrijpen niet nodig en "
+    "gaat de aanval binnen een paar minuten vanzelf over."
+)
+
+
+def short_paragraphs_pdf() -> bytes:
+    """A page of mostly one-line paragraphs (list items without a bullet, as a browser
+    prints them) 1.35 line heights apart: more paragraph gaps than line gaps."""
+    buffer = io.BytesIO()
+    canvas = Canvas(buffer, pagesize=A4, invariant=True)
+    y = PAGE_HEIGHT - MARGIN - 20
+    canvas.setFont(FONT, 10)
+    for line in simpleSplit(SHORT_INTRO, FONT, 10, 300):
+        canvas.drawString(MARGIN, y, line)
+        y -= SHORT_LEADING
+    y -= SHORT_GAP - SHORT_LEADING
+    for item in SHORT_ITEMS:
+        canvas.drawString(MARGIN, y, item)
+        y -= SHORT_GAP
+    canvas.showPage()
+    canvas.save()
+    return buffer.getvalue()
