@@ -10,7 +10,8 @@ Per folder it counts, against poppler's `pdftotext` (a reading order made from p
 - order: 6-word shingles of our text that poppler has once, out of order (not on the
   longest increasing run of their poppler positions), and backward jumps among them;
 - cut: paragraphs that stop mid-sentence (no closing punctuation) and go on, after a
-  paragraph break or a heading, with a lower-case word;
+  paragraph break or a heading, with a lower-case word ("cut, long": only where what
+  follows has more than 12 words, leaving out one-line list items without a bullet);
 - empty: headings with nothing under them before the next heading of the same or a higher
   level;
 - repeated: lines of our text that poppler's text of at least half the folders holds too
@@ -87,7 +88,10 @@ def _blocks(markdown: str) -> list[str]:
     return [block.strip() for block in re.split(r"\n\s*\n", markdown) if block.strip()]
 
 
-def cut_sentences(markdown: str) -> int:
+def cut_sentences(markdown: str, min_words: int = 0) -> int:
+    """Paragraphs cut mid-sentence; with `min_words`, only where the block after has more
+    words than that (one-line list items without a bullet, still paragraphs until drawn
+    bullets are read, are left out)."""
     blocks = _blocks(markdown)
     cut = 0
     for index, block in enumerate(blocks[:-1]):
@@ -99,7 +103,7 @@ def cut_sentences(markdown: str) -> int:
         if following.startswith("#") and index + 2 < len(blocks):
             following = blocks[index + 2]
         following = following.lstrip("-* ")
-        if following[:1].islower():
+        if following[:1].islower() and len(following.split()) > min_words:
             cut += 1
     return cut
 
@@ -179,9 +183,9 @@ def main() -> None:
         args.save.mkdir(parents=True, exist_ok=True)
         for name, markdown in markdowns.items():
             (args.save / (name[:-4] + ".md")).write_text(markdown)
-    header = "| folder | shingles | out of order | back jumps | cut | headings | empty | "
-    print(header + "repeated | real hyphens | lost |")
-    print("|---" * 10 + "|")
+    header = "| folder | shingles | out of order | back jumps | cut | cut, long | headings | "
+    print(header + "empty | repeated | real hyphens | lost |")
+    print("|---" * 11 + "|")
     totals = Counter()
     for path in paths:
         reference, markdown = references[path.name], markdowns[path.name]
@@ -193,6 +197,7 @@ def main() -> None:
             "out of order": disorder,
             "back jumps": jumps,
             "cut": cut_sentences(markdown),
+            "cut, long": cut_sentences(markdown, 12),
             "headings": heads,
             "empty": empty,
             "repeated": repeated_lines(reference, markdown, common),

@@ -157,3 +157,51 @@ def short_paragraphs_pdf() -> bytes:
     canvas.showPage()
     canvas.save()
     return buffer.getvalue()
+
+
+TALL_LINE_BEFORE = "Er zijn kenmerken die het risico op het krijgen van een tweede beroerte"
+TALL_LINE_AFTER = "vergroten. Op sommige van die risicofactoren heeft u geen invloed."
+
+
+def sentence_over_a_wide_gap_pdf() -> bytes:
+    """A paragraph of which one line sits 1.5 line heights below the one before (a browser
+    sets a line taller when it holds a link or an inline picture), mid-sentence."""
+    buffer = io.BytesIO()
+    canvas = Canvas(buffer, pagesize=A4, invariant=True)
+    y = PAGE_HEIGHT - MARGIN - 20
+    canvas.setFont(FONT, 10)
+    for text, gap in [
+        ("Even belangrijk als medicijnen is het terugdringen van risicofactoren.", 1.0),
+        ("Dat zijn gewoonten en", 1.0),
+        (TALL_LINE_BEFORE, 1.0),
+        (TALL_LINE_AFTER, 1.5),
+        ("Andere risicofactoren kunt u wel beïnvloeden door gezond te leven.", 1.0),
+    ]:
+        y -= SHORT_LEADING * gap
+        canvas.drawString(MARGIN, y, text)
+    canvas.showPage()
+    canvas.save()
+    return buffer.getvalue()
+
+
+HYPHEN_LINES = [
+    "Na het onderzoek bespreken de MDL-",
+    "artsen de uitslag met u. Soms is een CT-",
+    "scanner nodig; die staat naast de zieken-",
+    "huisapotheek op de begane grond.",
+]
+
+
+def hyphenated_pdf() -> bytes:
+    """One paragraph whose lines end in hyphens: two real (after an abbreviation), one a
+    word broken at the line end."""
+    buffer = io.BytesIO()
+    canvas = Canvas(buffer, pagesize=A4, invariant=True)
+    y = PAGE_HEIGHT - MARGIN - 20
+    canvas.setFont(FONT, 10)
+    for text in HYPHEN_LINES:
+        canvas.drawString(MARGIN, y, text)
+        y -= SHORT_LEADING
+    canvas.showPage()
+    canvas.save()
+    return buffer.getvalue()
