@@ -205,3 +205,36 @@ def hyphenated_pdf() -> bytes:
     canvas.showPage()
     canvas.save()
     return buffer.getvalue()
+
+
+BOLD_SUBHEADING = "Bijwerkingen of complicaties"
+BOLD_IN_PARAGRAPH = "Neem altijd uw medicijnlijst mee"
+BOLD_RUNNING_ON = "Let goed op wanneer u na de behandeling"
+
+
+def bold_lines_pdf() -> bytes:
+    """18 pt title; 10 pt text; a bold 11 pt sub-heading set apart; a bold line inside a
+    paragraph's rhythm; a bold line whose sentence goes on in lower case below it."""
+    buffer = io.BytesIO()
+    canvas = Canvas(buffer, pagesize=A4, invariant=True)
+    y = PAGE_HEIGHT - MARGIN - 20
+    rows = [
+        (BOLD, 18, "Behandeling met bestraling", 0.0),
+        (FONT, 10, "Deze folder vertelt u wat u van de bestraling kunt verwachten.", 2.0),
+        (FONT, 10, "Lees hem rustig door en neem hem mee naar uw afspraak.", 1.0),
+        (BOLD, 11, BOLD_SUBHEADING, 2.0),
+        (FONT, 10, "De meeste mensen hebben weinig last van de behandeling. Soms", 1.4),
+        (FONT, 10, "wordt de huid rood. Dat trekt na een paar weken weer weg.", 1.0),
+        (BOLD, 10, BOLD_IN_PARAGRAPH, 1.0),
+        (FONT, 10, "Op die lijst staan alle medicijnen die u nu gebruikt.", 1.0),
+        (FONT, 10, "De verpleegkundige bespreekt de lijst met u.", 1.0),
+        (BOLD, 10, BOLD_RUNNING_ON, 2.0),
+        (FONT, 10, "koorts krijgt, en bel dan de afdeling.", 1.0),
+    ]
+    for font, size, text, gap in rows:
+        y -= SHORT_LEADING * gap
+        canvas.setFont(font, size)
+        canvas.drawString(MARGIN, y, text)
+    canvas.showPage()
+    canvas.save()
+    return buffer.getvalue()

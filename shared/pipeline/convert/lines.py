@@ -17,7 +17,7 @@ from pypdf import PageObject
 
 from shared.pipeline.convert.text import BULLET_GLYPHS, clean_pdf_line
 
-_BOLD_NAME = re.compile(r"bold|black|heavy|semibold|demi|extrabold|ultrabold|-bd|,bd", re.I)
+_BOLD_NAME = re.compile(r"bold|black|heavy|semibold|demi|medium|-bd|,bd", re.I)
 _FORCE_BOLD_FLAG = 1 << 18
 
 
