@@ -14,6 +14,15 @@ from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 DEFAULT_HOME = ".ingest"
+# The blocks every HagaZiekenhuis folder ends with: the feedback request and the note that
+# the folder matters, in Dutch, English, Polish, Turkish (the Arabic one sits under it).
+DEFAULT_DROP_SECTIONS = (
+    "Wat vindt u van deze patiënteninformatie",
+    "Spreekt u geen of slecht Nederlands",
+    "Do you speak Dutch poorly or not at all",
+    "Czy Państwa znajomość języka niderlandzkiego",
+    "Hollandaca dilini hiç konuşamıyor musunuz",
+)
 
 
 class Settings(BaseSettings):
@@ -125,6 +134,12 @@ class Settings(BaseSettings):
         description="A Word document whose text and layout parts unpack to more is refused "
         "(`too_large`): a ZIP bomb never reaches the converter. Images do not count.",
     )
+    pdf_drop_sections: Annotated[list[str], NoDecode] = Field(
+        default_factory=lambda: list(DEFAULT_DROP_SECTIONS),
+        description="Comma-separated openings of PDF headings whose sections are left out "
+        "(compared without case and spaces): the blocks every folder ends with. Empty: keep "
+        "everything.",
+    )
     content_fetch_max_bytes: int = 10 * 1024 * 1024
     content_fetch_timeout_seconds: float = 30.0
     content_fetch_allowed_hosts: Annotated[list[str], NoDecode] = Field(
@@ -225,7 +240,7 @@ class Settings(BaseSettings):
     log_level: str = "INFO"
     log_format: Literal["auto", "json", "console"] = "auto"
 
-    @field_validator("api_keys", "content_fetch_allowed_hosts", mode="before")
+    @field_validator("api_keys", "content_fetch_allowed_hosts", "pdf_drop_sections", mode="before")
     @classmethod
     def _split_commas(cls, value: object) -> object:
         if isinstance(value, str):

@@ -238,3 +238,32 @@ def bold_lines_pdf() -> bytes:
     canvas.showPage()
     canvas.save()
     return buffer.getvalue()
+
+
+FOLDER_CODE = "114501072025"
+END_BLOCKS = [
+    ("Wat vindt u van deze patiënteninformatie?", "Wij horen graag uw mening over deze folder."),
+    ("Spreekt u geen of slecht Nederlands?", "De informatie in deze folder is belangrijk."),
+    ("Do you speak Dutch poorly or not at all?", "This brochure contains information for you."),
+]
+
+
+def folder_with_end_blocks_pdf() -> bytes:
+    """A title, a real section, then the standard end blocks as 12 pt bold headings with
+    text, and the folder's order code in 7.5 pt small print at the bottom."""
+    buffer = io.BytesIO()
+    canvas = Canvas(buffer, pagesize=A4, invariant=True)
+    y = PAGE_HEIGHT - MARGIN - 20
+    rows = [(BOLD, 18, "Nierbiopsie", 0.0), (BOLD, 12, "Vragen", 2.0)]
+    rows.append((FONT, 10, "Heeft u nog vragen? Bel dan de polikliniek.", 1.5))
+    for heading, text in END_BLOCKS:
+        rows += [(BOLD, 12, heading, 2.0), (FONT, 10, text, 1.5)]
+    for font, size, text, gap in rows:
+        y -= SHORT_LEADING * gap
+        canvas.setFont(font, size)
+        canvas.drawString(MARGIN, y, text)
+    canvas.setFont(FONT, 7.5)
+    canvas.drawRightString(PAGE_WIDTH - MARGIN, y - 60, FOLDER_CODE)
+    canvas.showPage()
+    canvas.save()
+    return buffer.getvalue()

@@ -190,6 +190,7 @@ def convert(
             deadline=deadline,
             ocr=options,
             no_ocr_reason=reason,
+            drop=tuple(settings.pdf_drop_sections),
         )
         return Converted(pdf.markdown, pdf.page_starts, pdf.metadata, pdf.warnings, pdf.ocr)
     if kind == DOCX_MEDIA_TYPE:
