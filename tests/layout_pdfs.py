@@ -267,3 +267,19 @@ def folder_with_end_blocks_pdf() -> bytes:
     canvas.showPage()
     canvas.save()
     return buffer.getvalue()
+
+
+def bold_body_pdf() -> bytes:
+    """A title over one-line paragraphs all set in bold at the body size, spaced apart."""
+    buffer = io.BytesIO()
+    canvas = Canvas(buffer, pagesize=A4, invariant=True)
+    y = PAGE_HEIGHT - MARGIN - 20
+    canvas.setFont(BOLD, 18)
+    canvas.drawString(MARGIN, y, "Afspraak maken")
+    canvas.setFont(BOLD, 10)
+    for text in SHORT_ITEMS:
+        y -= SHORT_GAP * 1.3
+        canvas.drawString(MARGIN, y, text.rstrip("."))
+    canvas.showPage()
+    canvas.save()
+    return buffer.getvalue()

@@ -26,3 +26,8 @@ def test_a_medium_weight_font_counts_as_bold() -> None:
     assert _font_is_bold(font)
     regular = DictionaryObject({NameObject("/BaseFont"): NameObject("/CAAAAA+ArialMT")})
     assert not _font_is_bold(regular)
+
+
+def test_bold_says_nothing_when_the_body_text_is_bold() -> None:
+    markdown = convert(fixtures.bold_body_pdf(), PDF).markdown
+    assert HEADING.findall(markdown) == ["Afspraak maken"], markdown

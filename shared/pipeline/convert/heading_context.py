@@ -27,3 +27,15 @@ def bold_body_line_is_heading(lines: list[Line], index: int, usual_gap: float) -
     gap = before.y - line.y
     # In the paragraph's line rhythm under plain text: bold text inside the paragraph.
     return not (0 < gap <= SPACED * usual_gap and not before.bold and before.heading == 0)
+
+
+def body_is_bold(pages: list[list[Line]], body: float) -> bool:
+    """Most text at the body size is bold (a body set in a Medium or Bold font): then bold
+    says nothing about headings at that size."""
+    bold = total = 0
+    for lines in pages:
+        for line in lines:
+            if abs(line.size - body) <= 0.5:
+                total += len(line.text)
+                bold += len(line.text) if line.bold else 0
+    return bool(total) and bold > total / 2

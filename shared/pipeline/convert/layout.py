@@ -15,7 +15,7 @@ import unicodedata
 from collections import Counter
 from dataclasses import dataclass
 
-from shared.pipeline.convert.heading_context import bold_body_line_is_heading
+from shared.pipeline.convert.heading_context import body_is_bold, bold_body_line_is_heading
 from shared.pipeline.convert.lines import Line
 from shared.pipeline.convert.render import usual_line_gap
 
@@ -137,7 +137,11 @@ def _prominence(style: Style) -> tuple[float, bool]:
 
 
 def _heading_runs(
-    lines: list[Line], body: float, below: Style | None, usual_gap: float = 0.0
+    lines: list[Line],
+    body: float,
+    below: Style | None,
+    usual_gap: float = 0.0,
+    bold_body: bool = False,
 ) -> list[tuple[list[Line], tuple | None]]:
     """Consecutive lines grouped: a run of heading-like lines of one style set close together
     (a heading that wraps), or a single ordinary line with style None. Lines that already are
@@ -146,7 +150,9 @@ def _heading_runs(
     for index, line in enumerate(lines):
         style = None if line.heading else _heading_style(line, body)
         bold_at_body_size = style is not None and style[0] < body * LARGER
-        if bold_at_body_size and not bold_body_line_is_heading(lines, index, usual_gap):
+        if bold_at_body_size and (
+            bold_body or not bold_body_line_is_heading(lines, index, usual_gap)
+        ):
             style = None
         if style is not None and below is not None and _prominence(style) <= _prominence(below):
             style = None
@@ -170,9 +176,10 @@ def mark_font_headings(
     """
     style_of: dict[int, Style] = {}
     usual_gap = usual_line_gap(pages)
+    bold_body = body_is_bold(pages, body)
     for lines in pages:
         merged: list[Line] = []
-        for run, style in _heading_runs(lines, body, below, usual_gap):
+        for run, style in _heading_runs(lines, body, below, usual_gap, bold_body):
             limit = MAX_HEADING_LINES if style and style[0] >= body * LARGER else 2
             if style is None or len(run) > limit:
                 merged.extend(run)
