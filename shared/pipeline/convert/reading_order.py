@@ -5,12 +5,13 @@ browser print draws a page's bulleted lists after everything else, and layout pr
 side boxes, footers and columns whenever they like. So lines are put in position order, and
 columns are found first so a position sort does not weave two columns together.
 
-A column gutter is a vertical strip, at least a few points wide, that no line of the region
-crosses while at least two lines lie on each side of it. Lines that cross it (a title over
-both columns, a footer) cut the page into sections; inside a section each column is read top
-to bottom before the next. A "gutter" between short cells whose rows share baselines is a
-table: its rows are read left to right, one after another. Lines whose positions tie keep
-their content-stream order (the sorts are stable).
+A column gutter is a vertical strip, at least a few points wide, that the fewest lines of the
+region cross while at least two lines lie on each side of it. Lines that cross it (a title
+over both columns, a footer) cut the page into sections, and so does a band with no line in
+any column (the columns ended; a heading under them comes after both); inside a section each
+column is read top to bottom before the next. A "gutter" between short cells whose rows
+share baselines is a table: its rows are read left to right, one after another. Lines whose
+positions tie keep their content-stream order (the sorts are stable).
 
 A line's right end is estimated from its length (pypdf reports no widths): 0.45 of the font
 size per character, about right for the sans fonts of brochures.
