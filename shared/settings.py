@@ -16,6 +16,15 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 from shared.urls import allow_list_entry
 
 DEFAULT_HOME = ".ingest"
+# The blocks every HagaZiekenhuis folder ends with: the feedback request and the note that
+# the folder matters, in Dutch, English, Polish, Turkish (the Arabic one sits under it).
+DEFAULT_DROP_SECTIONS = (
+    "Wat vindt u van deze patiënteninformatie",
+    "Spreekt u geen of slecht Nederlands",
+    "Do you speak Dutch poorly or not at all",
+    "Czy Państwa znajomość języka niderlandzkiego",
+    "Hollandaca dilini hiç konuşamıyor musunuz",
+)
 
 
 class Settings(BaseSettings):
@@ -159,6 +168,12 @@ class Settings(BaseSettings):
         description="Largest body of POST /v1/search (a query of SEARCH_MAX_QUERY_CHARS and "
         "its filters fit well); larger ones are refused (413) before they are read.",
     )
+    pdf_drop_sections: Annotated[list[str], NoDecode] = Field(
+        default_factory=lambda: list(DEFAULT_DROP_SECTIONS),
+        description="Comma-separated openings of PDF headings whose sections are left out "
+        "(compared without case and spaces): the blocks every folder ends with. Empty: keep "
+        "everything.",
+    )
     content_fetch_max_bytes: int = 10 * 1024 * 1024
     content_fetch_timeout_seconds: float = 30.0
     content_fetch_allowed_hosts: Annotated[list[str], NoDecode] = Field(
@@ -261,7 +276,7 @@ class Settings(BaseSettings):
     log_level: str = "INFO"
     log_format: Literal["auto", "json", "console"] = "auto"
 
-    @field_validator("api_keys", "content_fetch_allowed_hosts", mode="before")
+    @field_validator("api_keys", "content_fetch_allowed_hosts", "pdf_drop_sections", mode="before")
     @classmethod
     def _split_commas(cls, value: object) -> object:
         if isinstance(value, str):

@@ -192,6 +192,7 @@ def convert(
             ocr=options,
             no_ocr_reason=reason,
             text_bound=TextBound(settings.pdf_max_chars_per_page, settings.pdf_max_chars),
+            drop=tuple(settings.pdf_drop_sections),
         )
         return Converted(pdf.markdown, pdf.page_starts, pdf.metadata, pdf.warnings, pdf.ocr)
     if kind == DOCX_MEDIA_TYPE:

@@ -15,7 +15,9 @@ import unicodedata
 from collections import Counter
 from dataclasses import dataclass
 
+from shared.pipeline.convert.heading_context import body_is_bold, bold_body_line_is_heading
 from shared.pipeline.convert.lines import Line
+from shared.pipeline.convert.render import usual_line_gap
 
 EDGE_LINES = 3  # lines at the top and at the bottom of a page that may be running text
 EDGE_BAND = 0.15  # ... and only within this share of the page height from its top or bottom
@@ -136,14 +138,23 @@ def _prominence(style: Style) -> tuple[float, bool]:
 
 
 def _heading_runs(
-    lines: list[Line], body: float, below: Style | None
+    lines: list[Line],
+    body: float,
+    below: Style | None,
+    usual_gap: float = 0.0,
+    bold_body: bool = False,
 ) -> list[tuple[list[Line], tuple | None]]:
     """Consecutive lines grouped: a run of heading-like lines of one style set close together
     (a heading that wraps), or a single ordinary line with style None. Lines that already are
     headings, and styles not less prominent than `below`, count as ordinary."""
     runs: list[tuple[list[Line], tuple | None]] = []
-    for line in lines:
+    for index, line in enumerate(lines):
         style = None if line.heading else _heading_style(line, body)
+        bold_at_body_size = style is not None and style[0] < body * LARGER
+        if bold_at_body_size and (
+            bold_body or not bold_body_line_is_heading(lines, index, usual_gap)
+        ):
+            style = None
         if style is not None and below is not None and _prominence(style) <= _prominence(below):
             style = None
         if style is not None and runs and runs[-1][1] == style:
@@ -165,9 +176,11 @@ def mark_font_headings(
     only styles less prominent than it count, numbered from `first_level`.
     """
     style_of: dict[int, Style] = {}
+    usual_gap = usual_line_gap(pages)
+    bold_body = body_is_bold(pages, body)
     for lines in pages:
         merged: list[Line] = []
-        for run, style in _heading_runs(lines, body, below):
+        for run, style in _heading_runs(lines, body, below, usual_gap, bold_body):
             limit = MAX_HEADING_LINES if style and style[0] >= body * LARGER else 2
             if style is None or len(run) > limit:
                 merged.extend(run)

@@ -20,7 +20,7 @@ from shared.pipeline.convert.graphics import GraphicsCollector
 from shared.pipeline.convert.tables import take_tables
 from shared.pipeline.convert.text import BULLET_GLYPHS, clean_pdf_line
 
-_BOLD_NAME = re.compile(r"bold|black|heavy|semibold|demi|extrabold|ultrabold|-bd|,bd", re.I)
+_BOLD_NAME = re.compile(r"bold|black|heavy|semibold|demi|medium|-bd|,bd", re.I)
 _FORCE_BOLD_FLAG = 1 << 18
 
 
@@ -143,6 +143,26 @@ def _merge_line(raw_lines: list[list[_Piece]], page: int) -> Line | None:
     return Line(text, page, first.x, first.y, size, bold_chars >= 0.9 * total, 0, words.x)
 
 
+def _far_right(left: list[_Piece], right: list[_Piece]) -> bool:
+    """Whether `right` starts well past where `left` ends (a column gutter, a table cell):
+    such runs stay separate lines so reading order can tell columns apart. The end is
+    estimated at 0.45 of the size per character; pypdf reports no widths."""
+    end = left[-1]
+    return right[0].x - (end.x + len(end.text) * end.size * 0.45) > max(0.6 * end.size, 1.0)
+
+
+def _split_far(raw: list[_Piece]) -> list[list[_Piece]]:
+    """pypdf's raw line cut where a run starts far right of the one before (pypdf puts
+    runs of two columns on one line when they share a baseline)."""
+    parts = [[raw[0]]]
+    for piece in raw[1:]:
+        if piece.text.strip() and _far_right(parts[-1], [piece]):
+            parts.append([piece])
+        else:
+            parts[-1].append(piece)
+    return parts
+
+
 def extract_lines(page: PageObject, number: int, check: Callable[[], None]) -> list[Line]:
     """The text lines of `page` (1-based `number`) in content order.
 
@@ -156,18 +176,19 @@ def extract_lines(page: PageObject, number: int, check: Callable[[], None]) -> l
     tables = take_tables(graphics.shapes, collector.raw_lines)  # type: ignore[arg-type]
     groups: list[list[list[_Piece]]] = []
     starts: dict[int, int] = {}  # raw line index -> index of the group it went to
-    for index, raw in enumerate(collector.raw_lines):
-        if not raw:
+    for index, whole in enumerate(collector.raw_lines):
+        if not whole:
             continue
-        if groups:
-            last = groups[-1][-1]
-            tolerance = 0.35 * max(max(p.size for p in last), max(p.size for p in raw), 1.0)
-            if abs(last[0].y - raw[0].y) <= tolerance:
-                groups[-1].append(raw)
-                starts.setdefault(index, len(groups) - 1)
-                continue
-        groups.append([raw])
-        starts.setdefault(index, len(groups) - 1)
+        for raw in _split_far(whole):
+            if groups:
+                last = groups[-1][-1]
+                tolerance = 0.35 * max(max(p.size for p in last), max(p.size for p in raw), 1.0)
+                if abs(last[0].y - raw[0].y) <= tolerance and not _far_right(last, raw):
+                    groups[-1].append(raw)
+                    starts.setdefault(index, len(groups) - 1)
+                    continue
+            groups.append([raw])
+            starts.setdefault(index, len(groups) - 1)
     lines: list[Line | None] = [_merge_line(group, number) for group in groups]
     mark_drawn_bullets([line for line in lines if line is not None], graphics.shapes)
     # Each table goes where its first run was drawn (positions taken before any insertion).

@@ -17,6 +17,7 @@ from pypdf import PasswordType, PdfReader
 from pypdf.generic import Destination
 
 from shared.errors import IngestError, PermanentError
+from shared.pipeline.convert.boilerplate import drop_sections, remove_document_codes
 from shared.pipeline.convert.confidence import low_confidence_warning, ocr_summary
 from shared.pipeline.convert.deadline import Deadline
 from shared.pipeline.convert.hocr import snap_sizes
@@ -36,6 +37,7 @@ from shared.pipeline.convert.ocr import (
     choose_languages,
     recognise_pages,
 )
+from shared.pipeline.convert.reading_order import reading_order
 from shared.pipeline.convert.render import build_blocks, render
 from shared.pipeline.convert.text_bound import TextBound, counting
 
@@ -264,7 +266,7 @@ def read_pages(
             page = reader.pages[index]
             if bound is not None:
                 page = counting(page, bound, index + 1)
-            lines = extract_lines(page, index + 1, deadline.check)
+            lines = reading_order(extract_lines(page, index + 1, deadline.check))
         except IngestError:
             raise
         except Exception as exc:
@@ -320,12 +322,14 @@ def convert_pdf(
     ocr: OcrOptions | None = None,
     no_ocr_reason: str = "",
     text_bound: TextBound | None = None,
+    drop: tuple[str, ...] = (),
 ) -> PdfText:
     """Markdown, page starts, metadata and warnings of a PDF (see module docstring).
 
     Pages without text are read with OCR when `ocr` is given (see `shared.pipeline.convert.
     ocr`); `no_ocr_reason` tells the editor why it is not, when it is not. `text_bound`
-    limits the text of a page and of the whole (`too_large`, see `text_bound`).
+    limits the text of a page and of the whole (`too_large`, see `text_bound`). Sections
+    whose headings start with one of `drop` are left out (see `boilerplate`).
     """
     warnings: list[str] = []
     reader = open_pdf(data, warnings)
@@ -358,11 +362,13 @@ def convert_pdf(
             )
         raise _no_text(ocr, no_ocr_reason, scans)
     warnings.extend(remove_running_lines(pages, [_vertical_box(reader, i) for i in range(count)]))
+    remove_document_codes(pages, body_size(pages))
     if outline:
         warnings.extend(mark_outline_headings(pages, outline))
         mark_subheadings_under_outline(pages, body_size(pages))
     else:
         mark_font_headings(pages, body_size(pages))
+    warnings.extend(drop_sections(pages, drop))
     markdown, page_starts, spans = render(build_blocks(pages))
     if not markdown.strip():
         raise PermanentError(

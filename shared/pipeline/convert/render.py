@@ -7,6 +7,7 @@ Hyphenated line ends are joined ("zieken-" + "huis" = "ziekenhuis").
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import re
 import statistics
@@ -16,11 +17,15 @@ from shared.pipeline.convert.bullets import nest_items
 from shared.pipeline.convert.lines import Line
 from shared.pipeline.convert.tables import continues_table
 
-PARAGRAPH_GAP = 1.35  # a gap this many times the usual line spacing starts a new paragraph
+PARAGRAPH_GAP = 1.25  # a gap this many times the usual line spacing starts a new paragraph
+SENTENCE_GAP = 2.0  # ... unless it is at most this many and falls in the middle of a sentence
+GAP_TOLERANCE = 0.05  # gaps this close (relative) count as one when finding the usual gap
 _ORDERED = re.compile(r"^(\d{1,2}|[a-zA-Z])[.)]\s+\S")
 _SENTENCE_END = (".", "!", "?", ":", ";", "…", '."', ".”", "!”", "?”", ".)")
 # Words after a line-end hyphen that show the hyphen is real ("moeder- en kindzorg").
 _KEEP_HYPHEN_BEFORE = frozenset({"en", "of", "and", "or", "und", "oder", "et", "ou", "tot", "to"})
+# A capitalised abbreviation before a line-end hyphen keeps it: "MDL-" + "artsen", "CT-scanner".
+_ABBREVIATION = re.compile(r"(?:^|[\s(/])[A-Z0-9]{2,}$")
 _MARKDOWN_START = re.compile(r"^(#|>|[-+*]\s|\d+[.)]\s|=+$|-+$|```|~~~|<|\|)")
 
 
@@ -50,14 +55,34 @@ def _item_marker(text: str) -> tuple[str, str] | None:
 
 
 def usual_line_gap(pages: list[list[Line]]) -> float:
-    """The median baseline distance between consecutive lines of one size on a page."""
-    gaps = [
+    """The baseline distance between lines inside a paragraph: the smallest gap (between
+    consecutive lines of one size on a page) that is common (a tenth of the gaps, a fifth as
+    many as the most common gap, at least two). Not the median: where one-line paragraphs
+    and list items outnumber the lines they wrap to, the median is the paragraph gap and
+    paragraphs merge."""
+    gaps = sorted(
         previous.y - line.y
         for lines in pages
         for previous, line in itertools.pairwise(lines)
         if previous.size == line.size and 0 < previous.y - line.y < 3 * line.size
+    )
+    if not gaps:
+        return 0.0
+    # How many gaps lie within GAP_TOLERANCE of each gap (gaps jitter by rounding and OCR).
+    near = [
+        bisect.bisect_right(gaps, gap * (1 + GAP_TOLERANCE))
+        - bisect.bisect_left(gaps, gap * (1 - GAP_TOLERANCE))
+        for gap in gaps
     ]
-    return statistics.median(gaps) if gaps else 0.0
+    common = max(2.0, 0.1 * len(gaps), 0.2 * max(near))
+    first = next((i for i, count in enumerate(near) if count >= common), near.index(max(near)))
+    low, high = gaps[first] * (1 - GAP_TOLERANCE), gaps[first] * (1 + GAP_TOLERANCE)
+    return statistics.median(gap for gap in gaps if low <= gap <= high)
+
+
+def _mid_sentence(before: str, after: str) -> bool:
+    """`before` stops without closing punctuation and `after` goes on in lower case."""
+    return bool(before) and not before.endswith(_SENTENCE_END) and after[:1].islower()
 
 
 def _continues(block: _Block, line: Line, usual_gap: float) -> bool:
@@ -70,8 +95,12 @@ def _continues(block: _Block, line: Line, usual_gap: float) -> bool:
         return False  # not indented under the item's text: the list ended
     gap = previous.y - line.y
     if line.page == previous.page and gap > 0:
-        limit = (usual_gap or previous.size * 1.25) * PARAGRAPH_GAP
-        return gap <= max(limit, previous.size * 1.05)
+        usual = usual_gap or previous.size * 1.25
+        if gap <= max(usual * PARAGRAPH_GAP, previous.size * 1.05):
+            return True
+        # A wider gap in the middle of a sentence (a line set taller by something inline)
+        # does not end the paragraph.
+        return gap <= usual * SENTENCE_GAP and _mid_sentence(previous.text, line.text)
     # A page or column break: carry on only in the middle of a sentence.
     return bool(previous.text) and not previous.text.endswith(_SENTENCE_END)
 
@@ -110,17 +139,16 @@ def build_blocks(pages: list[list[Line]]) -> list[_Block]:
 
 def _join(left: str, right: str) -> tuple[str, str]:
     """The separator between two lines and the (maybe shortened) left line."""
-    if (
-        len(left) > 1
-        and left.endswith(("-", "\u2010"))
-        and left[-2].isalpha()
-        and right[:1].islower()
-        and right.split(None, 1)[0].strip(",.;:") not in _KEEP_HYPHEN_BEFORE
-    ):
-        return "", left[:-1]
-    if left.endswith(("-", "\u2010")) and left[-2:-1].isalpha():
-        return "" if not right[:1].islower() else " ", left
-    return " ", left
+    if not (len(left) > 1 and left.endswith(("-", "\u2010")) and left[-2].isalpha()):
+        return " ", left
+    first_word = (right.split(None, 1) or [""])[0].strip(",.;:")
+    if not right[:1].islower():
+        return "", left  # "Noord-" + "Holland"
+    if first_word in _KEEP_HYPHEN_BEFORE:
+        return " ", left  # "moeder- en kindzorg"
+    if _ABBREVIATION.search(left[:-1]):
+        return "", left  # "MDL-" + "artsen"
+    return "", left[:-1]  # "zieken-" + "huis"
 
 
 def _escape(text: str) -> str:
