@@ -8,6 +8,8 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
+from shared.retrieval import anchor
+
 
 @dataclass(frozen=True)
 class Citation:
@@ -20,6 +22,8 @@ class Citation:
     @property
     def markdown(self) -> str:
         label = f"{self.title}: {self.section}" if self.section else self.title
+        if self.page is not None and not self.url:  # a PDF without a link still names its page
+            label = f"{label}, p. {self.page}"
         label = label.replace("[", "(").replace("]", ")")
         return f"[{label}]({self.url})" if self.url else f"[{label}]"
 
@@ -60,14 +64,19 @@ def slug(heading: str) -> str:
     return text.replace(" ", "-")
 
 
-def citation(payload: dict[str, Any]) -> Citation:
-    headings = cited_headings(payload)
+def citation(payload: dict[str, Any], passage: str = "") -> Citation:
+    """The hit's citation: the section and page of `passage` (the sentence that matched,
+    in the chunk's own text) when it can be placed, else of the chunk."""
+    at = anchor.locate(anchor.own_text(payload), passage) if passage else None
+    placed = anchor.section_at(payload, at) if at is not None else None
+    headings = placed if placed is not None else cited_headings(payload)
     title = str(payload.get("title") or payload.get("external_id") or "document")
     section = headings[-1] if headings else None
     if section == title:  # an H1 repeating the title says nothing more
         section = " > ".join(headings[1:]) or None
     url = payload.get("source_url") or None
-    page = payload.get("page_start")
+    page = anchor.page_at(payload, at) if at is not None else None
+    page = page if page is not None else payload.get("page_start")
     if url:
         base = url.split("#", 1)[0]
         if page is not None:
