@@ -63,7 +63,7 @@ def build(
         found = indexing.chunk_rows(document.id, chunks, result, document.language)
         rows = [ChunkRow(**row) for row in found]
         pending = [
-            indexing.PendingChunk(n, r.point_id, list(r.headings), r.text)
+            indexing.PendingChunk(n, r.point_id, list(r.headings), r.text, r.sections)
             for n, r in enumerate(rows)
         ]
         for group in indexing.groups(pending, 512):
