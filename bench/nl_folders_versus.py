@@ -50,7 +50,7 @@ from shared.settings import Settings  # noqa: E402
 from shared.tokens import count_tokens  # noqa: E402
 
 QUESTIONS = ROOT / "bench" / "nl_folders" / "questions.jsonl"
-CACHE = ROOT / ".cache" / "nl_folders"
+CACHE = Path(os.environ.get("NL_FOLDERS_CACHE") or ROOT / ".cache" / "nl_folders")
 CONTENDERS = ("ours", "llamaindex", "langchain", "chatbot")
 PEER_SIZE, PEER_OVERLAP = 450, 70  # our max chunk and overlap: the same budget per chunk
 
