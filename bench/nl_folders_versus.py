@@ -51,7 +51,7 @@ from shared.tokens import count_tokens  # noqa: E402
 
 QUESTIONS = ROOT / "bench" / "nl_folders" / "questions.jsonl"
 CACHE = Path(os.environ.get("NL_FOLDERS_CACHE") or ROOT / ".cache" / "nl_folders")
-CONTENDERS = ("ours", "llamaindex", "langchain", "chatbot")
+CONTENDERS = ("ours", "llamaindex", "langchain", "chatbot")  # and ours_path_only, by --only
 PEER_SIZE, PEER_OVERLAP = 450, 70  # our max chunk and overlap: the same budget per chunk
 
 
@@ -155,6 +155,18 @@ def ours(converted: dict[str, Converted], settings: Settings) -> list[Piece]:
     for name, result in converted.items():
         for chunk in chunk_markdown(result.markdown, chunk_settings):
             embedded = embedding_input(list(chunk.headings), chunk.text, chunk.sections)
+            pieces.append(Piece(name, embedded, chunk.text, chunk.token_count))
+    return pieces
+
+
+def ours_path_only(converted: dict[str, Converted], settings: Settings) -> list[Piece]:
+    """Our chunks embedded with their heading path only, without the titles of the other
+    sections they cover (the pipeline adds them: `embedding_input`)."""
+    chunk_settings = ChunkSettings.from_settings(settings)
+    pieces = []
+    for name, result in converted.items():
+        for chunk in chunk_markdown(result.markdown, chunk_settings):
+            embedded = embedding_input(list(chunk.headings), chunk.text)
             pieces.append(Piece(name, embedded, chunk.text, chunk.token_count))
     return pieces
 
@@ -286,6 +298,7 @@ def check(questions: list[ev.Question], folder: Path) -> list[str]:
 
 MAKERS: dict[str, Callable[[dict[str, Converted], Settings], list[Piece]]] = {
     "ours": ours,
+    "ours_path_only": ours_path_only,
     "llamaindex": llamaindex,
     "langchain": langchain,
 }
@@ -340,7 +353,7 @@ def main() -> None:
     for name in args.only.split(","):
         # One vector file per contender (the chatbot embeds our chunks): runs of different
         # contenders in parallel do not overwrite each other's.
-        e5 = CachedE5(CACHE / f"e5-{'ours' if name == 'chatbot' else name}.pkl")
+        e5 = CachedE5(CACHE / f"e5-{'ours' if name.startswith(('ours', 'chatbot')) else name}.pkl")
         started = time.perf_counter()
         try:
             if name == "chatbot":
