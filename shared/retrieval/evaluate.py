@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from dataclasses import asdict, dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -72,6 +73,10 @@ def load_questions(path: Path) -> list[Question]:
 
 
 def normalised(text: str) -> str:
+    """Whitespace, case, ligatures, soft hyphens and Markdown emphasis and escapes aside: an
+    answer quoted from a PDF ("CT-scanner") matches the chunk's `**CT\\-scanner**`."""
+    text = unicodedata.normalize("NFKC", text).replace("\xad", "")
+    text = re.sub(r"\\([\\`*_{}\[\]()#+\-.!|>])", r"\1", text).replace("*", "")
     return re.sub(r"\s+", " ", text).strip().lower()
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from shared.retrieval.anchor import own_text
 from shared.retrieval.citations import citation
 from shared.retrieval.preview import passage
 from shared.retrieval.rerank import Ranked
@@ -29,6 +30,7 @@ PAYLOAD_FIELDS = (
     "new_text_offset",
     "page_start",
     "page_end",
+    "pages",
 )
 
 
@@ -64,20 +66,11 @@ class Hit:
         return asdict(self)
 
 
-def own_text(payload: dict[str, Any]) -> str:
-    """`text` without the overlap taken from the previous chunk (payload offsets)."""
-    text = str(payload.get("text") or "")
-    start, end = payload.get("char_start"), payload.get("char_end")
-    if start is None or end is None:
-        return text
-    offset = int(payload.get("new_text_offset") or 0)
-    return text[offset : offset + int(end) - int(start)] or text
-
-
 def make_hit(item: Ranked, rank: int, query: str) -> Hit:
     data = item.candidate.payload
-    cite = citation(data)
     own = own_text(data)
+    shown = passage(own, query)
+    cite = citation(data, shown)
     return Hit(
         rank=rank,
         point_id=str(item.candidate.id),
@@ -93,7 +86,7 @@ def make_hit(item: Ranked, rank: int, query: str) -> Hit:
         token_count=int(data.get("token_count") or 0),
         text=str(data.get("text") or ""),
         new_text=own,
-        passage=passage(own, query),
+        passage=shown,
         page_start=data.get("page_start"),
         page_end=data.get("page_end"),
         dense_score=item.candidate.dense,

@@ -6,7 +6,7 @@ pipeline; only Postgres is left out."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from qdrant_client import QdrantClient
@@ -16,7 +16,7 @@ from shared.models import Chunk as ChunkRow
 from shared.models import Document, DocumentVersion, utcnow
 from shared.pipeline import indexing
 from shared.pipeline.chunk import ChunkSettings, chunk_markdown, front_matter, normalise
-from shared.pipeline.convert import convert, detect_media_type
+from shared.pipeline.convert import Converted, convert, detect_media_type
 from shared.pipeline.embed import Embedder
 from shared.settings import Settings
 
@@ -33,18 +33,19 @@ def build(
     settings: Settings,
     embedder: Embedder,
     index: QdrantIndex | None = None,
+    converted: Callable[[Path], Converted] | None = None,
 ) -> tuple[QdrantIndex, int]:
     """Index `files` (external ids relative to `root`) into `index`, by default a fresh
-    in-memory collection; returns the index and the embedding tokens spent."""
+    in-memory collection; returns the index and the embedding tokens spent. `converted`
+    gives a file's conversion (a benchmark's cache); by default the file is converted."""
     if index is None:
         index = QdrantIndex(QdrantClient(location=":memory:"), "eval", embedder.dimensions, True)
     index.ensure_collection()
     tokens = 0
     for path in files:
-        data = path.read_bytes()
-        converted = convert(data, detect_media_type(data, path.name), path.name, settings=settings)
-        described = dict(converted.metadata)
-        described.update(front_matter(normalise(converted.markdown))[0])
+        result = converted(path) if converted else _convert(path, settings)
+        described = dict(result.metadata)
+        described.update(front_matter(normalise(result.markdown))[0])
         document = Document(
             id=uuid.uuid4(),
             source="files",
@@ -58,11 +59,11 @@ def build(
             updated_at=utcnow(),
         )
         version = DocumentVersion(id=uuid.uuid4(), document_id=document.id)
-        chunks = chunk_markdown(converted.markdown, ChunkSettings.from_settings(settings))
-        found = indexing.chunk_rows(document.id, chunks, converted, document.language)
+        chunks = chunk_markdown(result.markdown, ChunkSettings.from_settings(settings))
+        found = indexing.chunk_rows(document.id, chunks, result, document.language)
         rows = [ChunkRow(**row) for row in found]
         pending = [
-            indexing.PendingChunk(n, r.point_id, list(r.headings), r.text)
+            indexing.PendingChunk(n, r.point_id, list(r.headings), r.text, r.sections)
             for n, r in enumerate(rows)
         ]
         for group in indexing.groups(pending, 512):
@@ -72,6 +73,11 @@ def build(
                 rows[chunk_id].vector = vector
         index.upsert(indexing.points_for(document, version, rows))
     return index, tokens
+
+
+def _convert(path: Path, settings: Settings) -> Converted:
+    data = path.read_bytes()
+    return convert(data, detect_media_type(data, path.name), path.name, settings=settings)
 
 
 def _text(value: object) -> str | None:

@@ -16,7 +16,7 @@ from qdrant_client import models as qm
 
 from shared.adapters.qdrant import QdrantIndex
 from shared.pipeline import indexing
-from shared.pipeline.embed import Embedder
+from shared.pipeline.embed import Embedder, embed_query
 from shared.retrieval import sparse
 from shared.retrieval.filters import SearchFilters
 from shared.retrieval.hits import PAYLOAD_FIELDS, Hit, make_hit
@@ -110,7 +110,7 @@ def search(
 
     embedder = embedder or indexing.embedder(settings)
     step = time.perf_counter()
-    embedded = embedder.embed([query])
+    embedded = embed_query(embedder, query)
     timings = {"embed": _ms(step)}
 
     step = time.perf_counter()

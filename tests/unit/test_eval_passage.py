@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from shared.retrieval.evaluate import Question, shows_answer
+from shared.retrieval.evaluate import Question, answers, shows_answer
 from shared.retrieval.hits import Hit
 
 
@@ -54,3 +54,11 @@ def test_a_cut_passage_counts_by_what_it_shows_and_another_sentence_does_not() -
     assert shows_answer(hit_showing("Dan hoort u van de anesthesioloog…"), QUESTION)
     assert not shows_answer(hit_showing("Stop twee weken voor de operatie met roken."), QUESTION)
     assert not shows_answer(hit_showing(""), QUESTION)
+
+
+def test_a_quote_from_the_pdf_matches_the_chunk_whatever_its_markdown() -> None:
+    # Answers are quoted from the folder's text; the chunk is our converter's Markdown.
+    question = Question("Wat is een CT-scan?", "knie.md", ["De CT-scanner maakt foto’s."])
+    assert answers(hit_showing("De **CT\\-scanner** maakt\nfoto’s."), question)
+    assert answers(hit_showing("De CT-scan\xadner maakt foto’s."), question)
+    assert not answers(hit_showing("De MRI-scanner maakt foto’s."), question)

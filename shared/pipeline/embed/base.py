@@ -60,6 +60,13 @@ class Embedder(Protocol):
         ...
 
 
+def embed_query(embedder: Embedder, query: str) -> EmbedResult:
+    """A search question's vector: through the embedder's `embed_query` when it has one (e5
+    embeds questions and passages with different prefixes), else like a chunk."""
+    embed = getattr(embedder, "embed_query", None) or embedder.embed
+    return embed([query])
+
+
 def check_inputs(inputs: Sequence[str], token_counts: Sequence[int], max_input_tokens: int) -> None:
     """Refuse what the API would refuse, before paying for anything: empty or too long inputs."""
     for index, (text, tokens) in enumerate(zip(inputs, token_counts, strict=True)):

