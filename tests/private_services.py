@@ -18,10 +18,12 @@ from __future__ import annotations
 import os
 import pwd
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib.resources import files
 from pathlib import Path
@@ -52,13 +54,15 @@ def answers(url: str) -> bool:
         return False
 
 
-def wait_until(check: object, what: str, process: subprocess.Popen[bytes], log: Path) -> None:
+def wait_until(
+    check: Callable[[], bool], what: str, process: subprocess.Popen[bytes], log: Path
+) -> None:
     """Poll `check` until it is true; fail with the server's log when it exits or time runs out."""
     deadline = time.monotonic() + START_TIMEOUT
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise RuntimeError(f"{what} exited at start:\n{log.read_text()[-3000:]}")
-        if check():  # type: ignore[operator]
+        if check():
             return
         time.sleep(0.05)
     raise RuntimeError(f"{what} did not start in {START_TIMEOUT:.0f} s:\n{log.read_text()[-3000:]}")
@@ -106,18 +110,10 @@ class PrivatePostgres:
         settings = {"fsync": "off", "synchronous_commit": "off", "full_page_writes": "off"}
         settings |= {"max_connections": "300", "unix_socket_directories": str(self.folder)}
         options = [arg for key, value in settings.items() for arg in ("-c", f"{key}={value}")]
+        command = [self.bin / "postgres", "-D", data, "-h", "127.0.0.1", "-p", str(self.port)]
         with log.open("ab") as out:
             self.process = subprocess.Popen(
-                [
-                    self.bin / "postgres",
-                    "-D",
-                    data,
-                    "-h",
-                    "127.0.0.1",
-                    "-p",
-                    str(self.port),
-                    *options,
-                ],
+                [*command, *options],
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 **owner,  # type: ignore[arg-type]
@@ -137,7 +133,7 @@ class PrivatePostgres:
     def stop(self) -> None:
         """A fast shutdown (SIGINT): open sessions are ended."""
         if self.process is not None and self.process.poll() is None:
-            self.process.send_signal(2)
+            self.process.send_signal(signal.SIGINT)
             try:
                 self.process.wait(timeout=30)
             except subprocess.TimeoutExpired:
