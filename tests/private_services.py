@@ -23,7 +23,8 @@ import socket
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from importlib.resources import files
 from pathlib import Path
@@ -215,6 +216,16 @@ class Services:
         if self.folder is not None:
             shutil.rmtree(self.folder, ignore_errors=True)
             self.folder = None
+
+
+@contextmanager
+def chosen_services() -> Iterator[Services]:
+    """The same choice outside pytest (the benchmarks): private servers stop at the end."""
+    services = Services()
+    try:
+        yield services
+    finally:
+        services.stop()
 
 
 def _safe(url: str) -> str:
