@@ -21,6 +21,7 @@ from tests.conftest import ROOT
 from tests.private_services import free_port as free_port  # for the tests that import it here
 
 T = TypeVar("T")
+WORKER_START_SECONDS = 180
 
 
 def wait_for(
@@ -100,9 +101,9 @@ def celery_worker(
     process = spawn(command, {**os.environ, **env}, log)
     worker = WorkerProcess(process, log)
     try:
-        wait_for(
+        wait_for(  # imports take seconds; over 60 s on a loaded shared machine (load 12)
             lambda: "ready." in worker.output() or process.poll() is not None,
-            timeout=60,
+            timeout=WORKER_START_SECONDS,
             what="the worker to start",
         )
         if process.poll() is not None:
