@@ -1,6 +1,7 @@
 """Conversion of real PDFs that nobody here wrote: a dozen test files of pypdf and OCRmyPDF, kept
-in tests/corpus/pdfs/ (origin and licence in tests/corpus/README.md). Nothing is downloaded; the
-larger run over all three libraries' test files (about 150) is `bench/real_pdfs.py`."""
+in tests/real_pdfs/ (origin and licence in tests/corpus/README.md; outside tests/corpus/, whose
+pages the CLI tests ingest as a folder). Nothing is downloaded; the larger run over all three
+libraries' test files (about 150) is `bench/real_pdfs.py`."""
 
 from __future__ import annotations
 
@@ -13,9 +14,10 @@ from shared.errors import PermanentError
 from shared.pipeline.convert import convert, detect_media_type
 from shared.pipeline.convert.ocr import installed_languages
 from shared.settings import Settings
-from tests.conftest import CORPUS
+from tests.conftest import ROOT
 
-PDFS = sorted((CORPUS / "pdfs").glob("*.pdf"))
+REAL_PDFS = ROOT / "tests" / "real_pdfs"
+PDFS = sorted(REAL_PDFS.glob("*.pdf"))
 TYPED_CODES = {"pdf_encrypted", "pdf_corrupt", "pdf_no_text", "too_large", "conversion_timeout"}
 TIME_LIMIT = 30.0
 # OCR at 100 dpi: the one scan takes about 5 s; its limit leaves room for a loaded machine (at
@@ -69,7 +71,7 @@ def test_a_real_pdf_converts_or_fails_with_a_typed_error_in_time(path: Path) -> 
 
 
 def test_the_outline_gives_the_headings() -> None:
-    path = CORPUS / "pdfs" / "pypdf-pdflatex-outline.pdf"
+    path = REAL_PDFS / "pypdf-pdflatex-outline.pdf"
     data = path.read_bytes()
     converted = convert(data, detect_media_type(data, path.name), path.name, settings=SETTINGS)
     assert converted.markdown.count("\n#") + converted.markdown.startswith("#") >= 5
