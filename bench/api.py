@@ -5,7 +5,8 @@ database, the OpenAI stand-in, one Celery worker subprocess (local Qdrant) and t
 `ingest api` in a subprocess. Then: all uploads must answer 202, p50/p99 upload latency, and
 every version must reach `indexed` (none lost), with the time that took.
 
-    uv run python bench/api.py [--uploads 500] [--clients 50] [--worker-threads 4] [--api-workers 1]
+    uv run --group dev python bench/api.py [--uploads 500] [--clients 50] [--worker-threads 4] \
+        [--api-workers 1]
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ import sqlalchemy as sa
 
 from shared.migrate import upgrade
 from tests.fakes.openai_server import FakeOpenAI
+from tests.private_services import chosen_services
 from tests.services import reserved_redis_database, temporary_postgres_database
 from tests.workers import celery_worker, wait_for
 
@@ -97,8 +99,9 @@ def main() -> None:
     args = parser.parse_args()
 
     with (
-        temporary_postgres_database() as database_url,
-        reserved_redis_database() as redis_url,
+        chosen_services() as services,
+        temporary_postgres_database(services.postgres_admin_url()) as database_url,
+        reserved_redis_database(services.redis_server_url()) as redis_url,
         FakeOpenAI() as fake,
         tempfile.TemporaryDirectory() as tmp,
     ):

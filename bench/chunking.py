@@ -1,7 +1,7 @@
 """Chunking throughput: this chunker against one tiktoken pass (the floor) and three peers.
 
-    uv run python bench/chunking.py            # prints a Markdown table
-    uv run python bench/chunking.py --profile  # and the top of a cProfile of this chunker
+    uv run --group dev python bench/chunking.py            # prints a Markdown table
+    uv run --group dev python bench/chunking.py --profile  # and the top of a cProfile
 
 The corpus is every Markdown file of ../shared/corpus, repeated until it passes 2 MB. Each
 contender runs in a fresh subprocess (single thread) so its peak memory is its own: after

@@ -1,6 +1,6 @@
 """This chunker against another checkout's and LangChain's, interleaved document by document.
 
-    uv run python bench/chunking_versus.py --other ../main-copy --rounds 6
+    uv run --group dev python bench/chunking_versus.py --other ../main-copy --rounds 6
 
 `bench/chunking.py` times each contender in its own subprocess, one after the other; on a
 shared machine the load moves between those runs by more than the differences measured. Here

@@ -11,7 +11,7 @@ Reports: tokens per minute as a fraction of the budget (overall, and sustained o
 full bucket is spent), requests, and 429s received. Writes the `## Embeddings` section of
 docs/benchmarks.md with `--write`.
 
-    uv run python bench/embedding.py [--tokens 2000000] [--workers 8] [--write]
+    uv run --group dev python bench/embedding.py [--tokens 2000000] [--workers 8] [--write]
 """
 
 from __future__ import annotations
@@ -232,7 +232,8 @@ def report(result: dict[str, object]) -> str:
     lines = [
         "## Embeddings",
         "",
-        f"`uv run python bench/embedding.py --write`: stand-in (`tests/fakes/openai_server.py`, "
+        "`uv run --group dev python bench/embedding.py --write`: stand-in "
+        f"(`tests/fakes/openai_server.py`, "
         f"its own process) with {float(r['latency']) * 1000:.0f} ms latency per request and a "  # type: ignore[arg-type]
         f"{budget:,.0f} tokens-per-minute budget enforced like the API (a bucket that starts "
         f"full); {r['workers']} worker threads, each with its own SDK client, one document per "

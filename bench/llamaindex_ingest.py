@@ -2,7 +2,8 @@
 embedded`: MarkdownNodeParser, SentenceSplitter 450/70, OpenAIEmbedding (batches of 100) and a
 local Qdrant folder. Run as a whole command, like `ingest run`:
 
-    OPENAI_BASE_URL=... OPENAI_API_KEY=... uv run python bench/llamaindex_ingest.py CORPUS FOLDER
+    OPENAI_BASE_URL=... OPENAI_API_KEY=... \
+        uv run --group dev python bench/llamaindex_ingest.py CORPUS FOLDER
 """
 
 from __future__ import annotations

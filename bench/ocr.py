@@ -1,6 +1,6 @@
 """OCR speed: seconds per page of a scanned brochure at 150 and 300 dpi, and what it reads.
 
-    uv run python bench/ocr.py            # prints a Markdown table
+    uv run --group dev python bench/ocr.py            # prints a Markdown table
 
 The scans are made from the project's own brochures as the tests make them (tests/scans.py:
 grey, turned by about half a degree, noisy, JPEG): the example brochure (2 pages) and the

@@ -16,9 +16,9 @@ alone, on the same files in this process, is the yardstick.
 `ingest run` (the embedded default) against LlamaIndex's IngestionPipeline
 (`bench/llamaindex_ingest.py`).
 
-    uv run python bench/pipeline.py [celery] [--latency-ms 0] [--tpm N] [--copies 1]
+    uv run --group dev python bench/pipeline.py [celery] [--latency-ms 0] [--tpm N] [--copies 1]
         [--files-per-upload 1] [--submitters 1]
-    uv run python bench/pipeline.py embedded [--latency-ms 300] [--rounds 3]
+    uv run --group dev python bench/pipeline.py embedded [--latency-ms 300] [--rounds 3]
 """
 
 from __future__ import annotations
@@ -51,6 +51,7 @@ from shared.pipeline.convert import convert, detect_media_type  # noqa: E402
 from shared.settings import get_settings  # noqa: E402
 from shared.tokens import count_tokens  # noqa: E402
 from tests.fakes.openai_server import FakeOpenAI  # noqa: E402
+from tests.private_services import chosen_services  # noqa: E402
 from tests.services import reserved_redis_database, temporary_postgres_database  # noqa: E402
 from tests.workers import celery_worker, wait_for  # noqa: E402
 
@@ -117,8 +118,9 @@ def run_once(
     submitters: int = 1,
 ) -> dict[str, object]:
     with (
-        temporary_postgres_database() as db_url,
-        reserved_redis_database() as redis_url,
+        chosen_services() as services,
+        temporary_postgres_database(services.postgres_admin_url()) as db_url,
+        reserved_redis_database(services.redis_server_url()) as redis_url,
         FakeOpenAI(latency=latency_ms / 1000, tokens_per_minute=tpm) as fake,
         tempfile.TemporaryDirectory() as tmp,
     ):

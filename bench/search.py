@@ -8,7 +8,7 @@ questions. Reports p50/p95 of the whole request and the server's own step timing
 candidates, rerank). What fusion and the rerank add: the server's candidates + rerank steps of
 "hybrid + rerank" minus those of "dense, no rerank" for the same question (median).
 
-    uv run python bench/search.py [--chunks 10000] [--requests 200] [--keep DIR]
+    uv run --group dev python bench/search.py [--chunks 10000] [--requests 200] [--keep DIR]
         [--copy SOURCE:TARGET] [--serve LABEL=COLLECTION[@SRC]] ... [--rounds N]
 
 `--keep DIR` keeps the local Qdrant folder in DIR and reuses it on the next run (building
@@ -52,6 +52,7 @@ from shared.retrieval.memory_index import build, corpus_files
 from shared.retrieval.search import SearchRequest, search
 from shared.settings import Settings
 from tests.fakes.openai_server import FakeOpenAI
+from tests.private_services import chosen_services
 from tests.services import temporary_postgres_database
 from tests.workers import wait_for
 
@@ -176,7 +177,8 @@ def main() -> None:
     servers = [_server(spec) for spec in args.serve or ["this code=bench"]]
 
     with (
-        temporary_postgres_database() as database_url,
+        chosen_services() as services,
+        temporary_postgres_database(services.postgres_admin_url()) as database_url,
         FakeOpenAI() as fake,
         tempfile.TemporaryDirectory() as tmp,
     ):

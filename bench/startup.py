@@ -1,7 +1,7 @@
 """Start-up time of the CLI commands a user types most (issue 16: `ingest --help` and
 `ingest status` under 0.5 s), whole processes, wall clock.
 
-    uv run python bench/startup.py [--rounds 15] [--tree OTHER_CHECKOUT ...]
+    uv run --group dev python bench/startup.py [--rounds 15] [--tree OTHER_CHECKOUT ...]
 
 Prepares an embedded database (SQLite, local Qdrant, hashing embedder) with the four
 `examples/` documents in a temporary folder, then runs each command `--rounds` times,

@@ -22,23 +22,50 @@ from collections.abc import Iterator
 import pytest
 
 from shared.settings import get_settings
+from tests.private_services import Services
 from tests.services import reserved_redis_database, temporary_postgres_database, truncate_all
+
+SERVICES = Services()  # the servers this session uses; the summary says which
 
 
 @pytest.fixture(scope="session")
-def postgres_url() -> Iterator[str]:
+def test_services() -> Iterator[Services]:
+    """Chooses the servers when a test first needs one; stops the private ones at the end."""
+    yield SERVICES
+    SERVICES.stop()
+
+
+@pytest.fixture(scope="session")
+def postgres_admin_url(test_services: Services) -> str:
+    """A Postgres database the run may connect to in order to create (and drop) its own."""
+    return test_services.postgres_admin_url()
+
+
+@pytest.fixture(scope="session")
+def redis_server_url(test_services: Services) -> str:
+    return test_services.redis_server_url()
+
+
+@pytest.fixture(scope="session")
+def postgres_url(postgres_admin_url: str) -> Iterator[str]:
     """A Postgres database of this test run's own, migrated to head."""
     from shared.migrate import upgrade
 
-    with temporary_postgres_database() as url:
+    with temporary_postgres_database(postgres_admin_url) as url:
         upgrade(url)
         yield url
 
 
 @pytest.fixture(scope="session")
-def redis_url() -> Iterator[str]:
-    with reserved_redis_database() as url:
+def redis_url(redis_server_url: str) -> Iterator[str]:
+    with reserved_redis_database(redis_server_url) as url:
         yield url
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Say which Postgres and Redis the run used (the machine's, or private ones)."""
+    for line in SERVICES.lines:
+        terminalreporter.write_line(f"services: {line}")
 
 
 @pytest.fixture

@@ -1,9 +1,9 @@
-"""Real services for tests: a Postgres database of the test run's own, a Redis database."""
+"""Real services for tests: a Postgres database of the test run's own, a Redis database. Which
+servers they are on is chosen in `tests/private_services.py` (the session's `postgres_admin_url`
+and `redis_server_url` fixtures)."""
 
 from __future__ import annotations
 
-import os
-import socket
 import threading
 import uuid
 from collections.abc import Iterator
@@ -16,20 +16,18 @@ import sqlalchemy as sa
 from sqlalchemy.engine import make_url
 
 from shared.models import Base
-
-# A database the test run may connect to in order to create (and drop) its own database.
-ADMIN_URL = os.environ.get("TEST_POSTGRES_ADMIN_URL", "postgresql+psycopg://127.0.0.1:5432/test")
-REDIS_SERVER = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379")
+from tests.private_services import free_port as free_port  # the one place it is written
 
 
 @contextmanager
-def temporary_postgres_database() -> Iterator[str]:
-    """CREATE a fresh database for this run, yield its URL, DROP it at the end."""
+def temporary_postgres_database(admin_url: str) -> Iterator[str]:
+    """CREATE a fresh database for this run through `admin_url` (a database the run may connect
+    to), yield its URL, DROP it at the end."""
     name = f"ingest_test_{uuid.uuid4().hex[:12]}"
-    admin = sa.create_engine(ADMIN_URL, isolation_level="AUTOCOMMIT")
+    admin = sa.create_engine(admin_url, isolation_level="AUTOCOMMIT")
     with admin.connect() as conn:
         conn.execute(sa.text(f'CREATE DATABASE "{name}"'))
-    url = make_url(ADMIN_URL).set(database=name).render_as_string(hide_password=False)
+    url = make_url(admin_url).set(database=name).render_as_string(hide_password=False)
     try:
         yield url
     finally:
@@ -80,14 +78,14 @@ def empty_redis_database(url: str) -> None:
 
 
 @contextmanager
-def reserved_redis_database() -> Iterator[str]:
-    """A Redis database for this test run, as a URL. `TEST_REDIS_URL` with a number
+def reserved_redis_database(server: str) -> Iterator[str]:
+    """A Redis database of `server` for this test run, as a URL. `TEST_REDIS_URL` with a number
     (`redis://127.0.0.1:6379/5`) is used as given; without one the first database of 1-15 that no
     other run has reserved is taken. Either way the suite empties a database only when it holds
     nothing but the suite's own keys (empty, or left by an earlier run): somebody else's data is
     never flushed, the run stops with a message instead."""
-    chosen = chosen_redis_database(REDIS_SERVER)
-    control = redis.Redis.from_url(make_url_redis(REDIS_SERVER, 0))
+    chosen = chosen_redis_database(server)
+    control = redis.Redis.from_url(make_url_redis(server, 0))
     token = uuid.uuid4().hex
     candidates = [chosen] if chosen is not None else list(range(1, 16))
     refused: list[int] = []
@@ -95,7 +93,7 @@ def reserved_redis_database() -> Iterator[str]:
         key = f"ingest-tests:redis-db:{number}"
         if not control.set(key, token, nx=True, ex=3 * 3600):
             continue  # another test run holds it
-        client = redis.Redis.from_url(make_url_redis(REDIS_SERVER, number))
+        client = redis.Redis.from_url(make_url_redis(server, number))
         if holds_only_suite_keys(client):
             break
         refused.append(number)
@@ -105,7 +103,7 @@ def reserved_redis_database() -> Iterator[str]:
         control.close()
         if chosen is not None:
             raise RuntimeError(
-                f"Redis database {chosen} ({REDIS_SERVER}) is in use by another test run or holds "
+                f"Redis database {chosen} ({server}) is in use by another test run or holds "
                 "data that is not the tests': choose another number in TEST_REDIS_URL"
             )
         raise RuntimeError(
@@ -113,7 +111,7 @@ def reserved_redis_database() -> Iterator[str]:
             f"data that is not the tests': {refused}); name one in TEST_REDIS_URL, e.g. "
             "redis://127.0.0.1:6379/9"
         )
-    url = make_url_redis(REDIS_SERVER, number)
+    url = make_url_redis(server, number)
     empty_redis_database(url)
     try:
         yield url
@@ -138,10 +136,3 @@ def serve_http(handler: type[BaseHTTPRequestHandler], port: int = 0) -> Iterator
     finally:
         server.shutdown()
         server.server_close()
-
-
-def free_port() -> int:
-    """A port of 127.0.0.1 nobody listens on now."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -18,11 +17,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
 
-import redis
-
 from tests.conftest import ROOT
+from tests.private_services import free_port as free_port  # for the tests that import it here
 
 T = TypeVar("T")
+WORKER_START_SECONDS = 180
 
 
 def wait_for(
@@ -67,13 +66,6 @@ class WorkerProcess:
         return self.log.read_text(errors="replace")
 
 
-def free_port() -> int:
-    """A TCP port nobody listens on now (for a server a test starts)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 @contextmanager
 def celery_worker(
     env: dict[str, str],
@@ -109,9 +101,9 @@ def celery_worker(
     process = spawn(command, {**os.environ, **env}, log)
     worker = WorkerProcess(process, log)
     try:
-        wait_for(
+        wait_for(  # imports take seconds; over 60 s on a loaded shared machine (load 12)
             lambda: "ready." in worker.output() or process.poll() is not None,
-            timeout=60,
+            timeout=WORKER_START_SECONDS,
             what="the worker to start",
         )
         if process.poll() is not None:
@@ -119,38 +111,3 @@ def celery_worker(
         yield worker
     finally:
         worker.stop()
-
-
-class PrivateRedis:
-    """A redis-server of its own, without persistence, to kill and start again (on the same
-    port): a restart loses every queue, as a broker without its data would."""
-
-    def __init__(self, folder: Path) -> None:
-        self.port = free_port()
-        self.folder = folder
-        self.process: subprocess.Popen[bytes] | None = None
-
-    @property
-    def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}/0"
-
-    def start(self) -> None:
-        command = ["redis-server", "--port", str(self.port), "--save", "", "--appendonly", "no"]
-        self.process = spawn(command, dict(os.environ), self.folder / f"redis-{time.time()}.log")
-        wait_for(lambda: _pings(redis.Redis.from_url(self.url)), timeout=20, what="redis")
-
-    def kill(self) -> None:
-        assert self.process is not None
-        self.process.kill()
-        self.process.wait(timeout=10)
-
-    def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.kill()
-
-
-def _pings(client: redis.Redis) -> bool:
-    try:
-        return bool(client.ping())
-    except redis.RedisError:
-        return False

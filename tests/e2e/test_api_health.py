@@ -39,9 +39,9 @@ def test_the_broker_is_reported_up_in_metrics(api_settings: object) -> None:
 
 
 def test_a_database_without_the_schema_is_not_ready(
-    api_settings: object, monkeypatch: pytest.MonkeyPatch
+    api_settings: object, monkeypatch: pytest.MonkeyPatch, postgres_admin_url: str
 ) -> None:
-    with temporary_postgres_database() as empty:
+    with temporary_postgres_database(postgres_admin_url) as empty:
         settings = use_settings(monkeypatch, DATABASE_URL=empty)
         with TestClient(create_app(settings)) as http:
             response = http.get("/readyz")

@@ -16,9 +16,10 @@ from tests.e2e.api_support import API_KEYS, EDITOR_KEY, WEBHOOK_SECRET, use_sett
 from tests.e2e.web_support import ServedApp, sign_in
 from tests.pipeline import PipelineEnv
 from tests.scans import scanned_pdf
+from tests.system_tools import requires_tesseract
 from tests.workers import wait_for
 
-pytestmark = [pytest.mark.e2e, pytest.mark.integration]
+pytestmark = [pytest.mark.e2e, pytest.mark.integration, requires_tesseract]
 
 EXAMPLE = (ROOT / "examples" / "heupoperatie-brochure.pdf").read_bytes()
 

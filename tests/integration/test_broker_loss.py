@@ -13,7 +13,8 @@ from shared.settings import get_settings
 from shared.states import Status
 from tests.integration.test_pipeline import page
 from tests.pipeline import PipelineEnv
-from tests.workers import PrivateRedis, celery_worker, wait_for
+from tests.private_services import PrivateValkey
+from tests.workers import celery_worker, wait_for
 
 pytestmark = pytest.mark.integration
 
@@ -21,12 +22,12 @@ pytestmark = pytest.mark.integration
 @pytest.fixture
 def broker(
     pipeline: PipelineEnv, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> Iterator[PrivateRedis]:
-    """A redis-server of the test's own as the broker of this process and `pipeline.env`."""
+) -> Iterator[PrivateValkey]:
+    """A Valkey server of the test's own as the broker of this process and `pipeline.env`."""
     from worker.app import app, configure
 
     shared_url = pipeline.env["REDIS_URL"]
-    private = PrivateRedis(tmp_path)
+    private = PrivateValkey(tmp_path)
     private.start()
     pipeline.env["REDIS_URL"] = private.url
     monkeypatch.setenv("REDIS_URL", private.url)
@@ -43,7 +44,7 @@ def broker(
 
 
 def test_a_worker_holding_a_message_survives_losing_its_broker(
-    pipeline: PipelineEnv, broker: PrivateRedis, tmp_path: Path
+    pipeline: PipelineEnv, broker: PrivateValkey, tmp_path: Path
 ) -> None:
     from worker import tasks
 
@@ -73,7 +74,7 @@ def test_a_worker_holding_a_message_survives_losing_its_broker(
 
 
 def test_a_task_running_through_a_broker_loss_finishes_and_its_page_is_indexed(
-    pipeline: PipelineEnv, broker: PrivateRedis, tmp_path: Path
+    pipeline: PipelineEnv, broker: PrivateValkey, tmp_path: Path
 ) -> None:
     pipeline.fake.latency = 3.0  # the embed request is in flight while the broker is away
     with celery_worker(pipeline.env, tmp_path, queues="cpu,io") as worker:

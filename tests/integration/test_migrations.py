@@ -27,8 +27,8 @@ def round_trip(url: str) -> None:
     assert tables(url) == expected
 
 
-def test_round_trip_on_an_empty_postgres_database() -> None:
-    with temporary_postgres_database() as url:
+def test_round_trip_on_an_empty_postgres_database(postgres_admin_url: str) -> None:
+    with temporary_postgres_database(postgres_admin_url) as url:
         round_trip(url)
 
 
@@ -36,7 +36,7 @@ def test_round_trip_on_sqlite(tmp_path) -> None:
     round_trip(f"sqlite:///{tmp_path}/ingest.db")
 
 
-def test_an_upgrade_waits_while_another_holds_the_migration_lock() -> None:
+def test_an_upgrade_waits_while_another_holds_the_migration_lock(postgres_admin_url: str) -> None:
     """Init containers of several pods run `ingest db upgrade` at once: one at a time."""
     import os
     import subprocess
@@ -46,7 +46,7 @@ def test_an_upgrade_waits_while_another_holds_the_migration_lock() -> None:
     from tests.conftest import ROOT
     from tests.workers import wait_for
 
-    with temporary_postgres_database() as url:
+    with temporary_postgres_database(postgres_admin_url) as url:
         engine = sa.create_engine(url)
         holder = engine.connect()
         holder.execute(sa.text("SELECT pg_advisory_lock(:key)"), {"key": MIGRATION_LOCK})

@@ -12,6 +12,7 @@ from shared.states import Status
 from tests.conftest import ROOT
 from tests.pipeline import PipelineEnv
 from tests.scans import scanned_pdf
+from tests.system_tools import requires_tesseract
 from tests.workers import wait_for
 
 pytestmark = pytest.mark.integration
@@ -19,6 +20,7 @@ pytestmark = pytest.mark.integration
 EXAMPLE = (ROOT / "examples" / "heupoperatie-brochure.pdf").read_bytes()
 
 
+@requires_tesseract
 def test_a_scan_is_converted_on_the_ocr_queue_and_its_chunks_say_so(
     pipeline: PipelineEnv, redis_url: str
 ) -> None:

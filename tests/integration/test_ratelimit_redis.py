@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 import uuid
@@ -19,24 +18,24 @@ from tests.fakes.openai_server import FakeOpenAI
 
 pytestmark = pytest.mark.integration
 
-REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
 BUDGET = 60_000  # tokens per minute, for the account (stand-in) and the limiter alike
 
 
 @pytest.fixture
-def prefix() -> Iterator[str]:
-    """A key prefix of this test's own; its keys are deleted afterwards (never FLUSHDB)."""
+def prefix(redis_url: str) -> Iterator[str]:
+    """A key prefix of this test's own in the run's Redis database; its keys are deleted
+    afterwards (never FLUSHDB)."""
     name = f"test:ratelimit:{uuid.uuid4().hex}"
     yield name
-    client = redis.Redis.from_url(REDIS_URL)
+    client = redis.Redis.from_url(redis_url)
     keys = list(client.scan_iter(f"{name}:*"))
     if keys:
         client.delete(*keys)
 
 
-def redis_limiter(prefix: str, tpm: int = BUDGET, rpm: int = 3_000) -> RedisRateLimiter:
+def redis_limiter(url: str, prefix: str, tpm: int = BUDGET, rpm: int = 3_000) -> RedisRateLimiter:
     """Each caller gets its own connection, as separate worker processes would."""
-    return RedisRateLimiter(redis.Redis.from_url(REDIS_URL), prefix, tpm, rpm)
+    return RedisRateLimiter(redis.Redis.from_url(url), prefix, tpm, rpm)
 
 
 def text_of_tokens(prefix: str, tokens: int) -> str:
@@ -73,12 +72,13 @@ def run_workers(fake: FakeOpenAI, limiters: list[RateLimiter], texts_each: int) 
     return errors
 
 
-def test_three_workers_sharing_the_redis_limiter_get_no_429(prefix: str) -> None:
+def test_three_workers_sharing_the_redis_limiter_get_no_429(prefix: str, redis_url: str) -> None:
     # 72,000 tokens against a 60,000 TPM budget that starts full: the last 12,000 or more
     # must wait for the refill (about 1,000 tokens a second), so the limiter has to throttle.
     with FakeOpenAI(tokens_per_minute=BUDGET) as fake:
         started = time.monotonic()
-        errors = run_workers(fake, [redis_limiter(prefix) for _ in range(3)], texts_each=12)
+        limiters: list[RateLimiter] = [redis_limiter(redis_url, prefix) for _ in range(3)]
+        errors = run_workers(fake, limiters, texts_each=12)
         elapsed = time.monotonic() - started
     assert errors == []
     assert fake.count(429) == 0
@@ -95,8 +95,11 @@ def test_without_a_shared_limiter_the_same_workers_hit_429s(prefix: str) -> None
     assert errors and all(e.code == "embedding_unavailable" for e in errors)
 
 
-def test_clients_share_one_bucket_and_the_headers_lower_it_for_all(prefix: str) -> None:
-    first, second = redis_limiter(prefix, tpm=600_000), redis_limiter(prefix, tpm=600_000)
+def test_clients_share_one_bucket_and_the_headers_lower_it_for_all(
+    prefix: str, redis_url: str
+) -> None:
+    first = redis_limiter(redis_url, prefix, tpm=600_000)
+    second = redis_limiter(redis_url, prefix, tpm=600_000)
     tokens, _ = first.available()
     assert tokens == pytest.approx(570_000, abs=1_000)  # 95% headroom of a full minute
     first.acquire(500_000)
@@ -105,17 +108,17 @@ def test_clients_share_one_bucket_and_the_headers_lower_it_for_all(prefix: str) 
     assert first.available()[0] < 20_000
 
 
-def test_acquire_waits_for_the_refill(prefix: str) -> None:
-    limiter = redis_limiter(prefix, tpm=600_000)  # refills 9,500 tokens a second
+def test_acquire_waits_for_the_refill(prefix: str, redis_url: str) -> None:
+    limiter = redis_limiter(redis_url, prefix, tpm=600_000)  # refills 9,500 tokens a second
     limiter.acquire(570_000)
     started = time.monotonic()
     limiter.acquire(4_750)
     assert time.monotonic() - started >= 0.45
 
 
-def test_the_buckets_expire_when_idle(prefix: str) -> None:
-    limiter = redis_limiter(prefix)
+def test_the_buckets_expire_when_idle(prefix: str, redis_url: str) -> None:
+    limiter = redis_limiter(redis_url, prefix)
     limiter.acquire(100)
-    client = redis.Redis.from_url(REDIS_URL)
+    client = redis.Redis.from_url(redis_url)
     for key in limiter.keys:
         assert 0 < client.pttl(key) <= 120_000

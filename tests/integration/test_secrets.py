@@ -53,8 +53,10 @@ def assert_no_secret(text: str) -> None:
         assert secret not in text, f"{secret!r} printed:\n{text[-2000:]}"
 
 
-def test_db_upgrade_works_with_a_url_encoded_password_and_never_prints_it() -> None:
-    with temporary_postgres_database() as url:
+def test_db_upgrade_works_with_a_url_encoded_password_and_never_prints_it(
+    postgres_admin_url: str,
+) -> None:
+    with temporary_postgres_database(postgres_admin_url) as url:
         done = ingest("db", "upgrade", DATABASE_URL=with_password(url))
         assert done.returncode == 0, done.stderr[-3000:]
         assert_no_secret(done.stdout + done.stderr)

@@ -20,11 +20,12 @@ from pypdf import PdfReader, PdfWriter
 from shared.errors import PermanentError
 from shared.pipeline.convert import Converted, Ocr, OcrNeeded, convert
 from shared.pipeline.convert.confidence import page_ranges
-from shared.pipeline.convert.ocr import choose_languages, installed_languages
+from shared.pipeline.convert.ocr import choose_languages
 from shared.settings import Settings
 from tests import pdfs
 from tests.conftest import ROOT
 from tests.scans import mixed_pdf, scanned_pdf
+from tests.system_tools import requires_tesseract
 
 PDF = "application/pdf"
 EXAMPLE = (ROOT / "examples" / "heupoperatie-brochure.pdf").read_bytes()
@@ -75,12 +76,6 @@ def _heading_pages(converted: Converted) -> list[int]:
     return pages
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _tesseract() -> None:
-    if not {"nld", "eng"} <= installed_languages():
-        pytest.fail("Tesseract with nld and eng is missing: run .ci/system-packages")
-
-
 @pytest.fixture(scope="module")
 def example_text() -> Converted:
     return convert(EXAMPLE, PDF)
@@ -105,6 +100,7 @@ def brochure_scan() -> Converted:
     return convert(data, PDF)
 
 
+@requires_tesseract
 @pytest.mark.parametrize("name", ["example", "brochure"])
 def test_scan_reads_within_two_percent_of_the_text_layer(
     name: str, request: pytest.FixtureRequest
@@ -116,6 +112,7 @@ def test_scan_reads_within_two_percent_of_the_text_layer(
     assert rate <= 0.02, scan.markdown
 
 
+@requires_tesseract
 @pytest.mark.parametrize("name", ["example", "brochure"])
 def test_scan_recovers_every_h1_and_h2_at_its_level_on_its_page(
     name: str, request: pytest.FixtureRequest
@@ -128,6 +125,7 @@ def test_scan_recovers_every_h1_and_h2_at_its_level_on_its_page(
     assert [_heading_pages(scan)[i] for i in scan_h12] == [_heading_pages(text)[i] for i in h12]
 
 
+@requires_tesseract
 def test_scan_keeps_lists_as_lists(example_text: Converted, example_scan: Converted) -> None:
     expected = ITEM.findall(example_text.markdown)
     found = ITEM.findall(example_scan.markdown)
@@ -136,6 +134,7 @@ def test_scan_keeps_lists_as_lists(example_text: Converted, example_scan: Conver
         assert character_error_rate(want, got) <= 0.05, (want, got)
 
 
+@requires_tesseract
 def test_scan_keeps_the_page_map_and_drops_running_lines(
     brochure_text: Converted, brochure_scan: Converted
 ) -> None:
@@ -150,6 +149,7 @@ def test_scan_keeps_the_page_map_and_drops_running_lines(
         assert abs(text_start[0] - scan_start[0]) <= 0.02 * len(brochure_text.markdown)
 
 
+@requires_tesseract
 def test_scan_reports_its_pages_and_confidence(example_scan: Converted) -> None:
     assert example_scan.ocr is not None
     assert example_scan.ocr["pages"] == [1, 2]
@@ -160,6 +160,7 @@ def test_scan_reports_its_pages_and_confidence(example_scan: Converted) -> None:
     assert whole is not None and abs(whole - example_scan.ocr["confidence"]) < 1  # type: ignore[operator]
 
 
+@requires_tesseract
 def test_mixed_pdf_keeps_text_pages_and_reads_scanned_ones(example_text: Converted) -> None:
     mixed = convert(mixed_pdf(EXAMPLE, scanned=[2], dpi=200), PDF)
     assert mixed.ocr is not None and mixed.ocr["pages"] == [2]
@@ -173,6 +174,7 @@ def test_mixed_pdf_keeps_text_pages_and_reads_scanned_ones(example_text: Convert
     assert rate <= 0.01
 
 
+@requires_tesseract
 def test_a_low_confidence_page_gets_a_warning_an_editor_can_act_on() -> None:
     """The threshold set above what a fair scan reaches (about 95) makes page 1 'low'."""
     scan = scanned_pdf(_first_pages(EXAMPLE, 1), dpi=150, noise=30)
@@ -220,6 +222,7 @@ def test_without_tesseract_pdf_no_text_says_how_to_install_it(tmp_path: Path) ->
     assert "apt-get install tesseract-ocr tesseract-ocr-nld tesseract-ocr-eng" in message
 
 
+@requires_tesseract
 @pytest.mark.parametrize(
     ("language", "expected"),
     [("nl", "nld"), ("nl-BE", "nld"), ("en_GB", "eng"), (None, "nld+eng"), ("xx", "nld+eng")],
@@ -232,6 +235,7 @@ def test_page_ranges_read_like_a_person_writes_them() -> None:
     assert page_ranges([7, 3, 4]) == "3-4, 7"
 
 
+@requires_tesseract
 def test_a_poster_sized_page_is_read_within_the_pixel_limit_and_a_scan_at_its_own_dpi() -> None:
     import pypdfium2 as pdfium
     from reportlab.pdfgen.canvas import Canvas
@@ -249,6 +253,7 @@ def test_a_poster_sized_page_is_read_within_the_pixel_limit_and_a_scan_at_its_ow
     assert render_dpi(scan, 300, scan.get_size()) == 150
 
 
+@requires_tesseract
 def test_a_page_over_the_time_limit_is_skipped_and_a_scan_of_only_such_pages_times_out() -> None:
     scan = scanned_pdf(_first_pages(EXAMPLE, 1))
     with pytest.raises(PermanentError) as info:
