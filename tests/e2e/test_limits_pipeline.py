@@ -27,12 +27,14 @@ from tests.e2e.api_support import (
     use_settings,
 )
 from tests.pipeline import PipelineEnv
-from tests.services import serve_http
+from tests.services import free_port, serve_http
 from tests.workers import wait_for
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration]
 
 PAGE = "# Knieoperatie\n\n## Voorbereiding\n\nNeem uw identiteitskaart mee naar het ziekenhuis.\n"
+#: The stand-in CMS's port, known before it starts: CONTENT_FETCH_ALLOWED_HOSTS names it.
+CMS_PORT = free_port()
 NOTES = "aantekening " * 400  # ~5 KB of front matter the index has no use for
 
 
@@ -56,9 +58,9 @@ def http(
         monkeypatch,
         API_KEYS=API_KEYS,
         CMS_WEBHOOK_SECRET=WEBHOOK_SECRET,
-        CONTENT_FETCH_ALLOWED_HOSTS="127.0.0.1",
+        CONTENT_FETCH_ALLOWED_HOSTS=f"127.0.0.1:{CMS_PORT}",
     )
-    pipeline.env["CONTENT_FETCH_ALLOWED_HOSTS"] = "127.0.0.1"
+    pipeline.env["CONTENT_FETCH_ALLOWED_HOSTS"] = f"127.0.0.1:{CMS_PORT}"
     with TestClient(
         create_app(settings), headers={"Authorization": f"Bearer {EDITOR_KEY}"}
     ) as client:
@@ -121,7 +123,7 @@ def test_front_matter_is_kept_once_and_an_empty_version_needs_allow_empty(
 def test_an_impossible_date_in_a_fetched_page_fails_its_version(
     http: TestClient, pipeline: PipelineEnv
 ) -> None:
-    with serve_http(_Cms) as cms, pipeline.worker() as worker:
+    with serve_http(_Cms, CMS_PORT) as cms, pipeline.worker() as worker:
         event = json.dumps(
             cms_event("publish", "page-date", body=None, content_url=cms + "/p/date.md")
         ).encode()
