@@ -65,7 +65,9 @@ def compare(expected: dict, markdown: str) -> dict[str, int]:
     """One folder's counts."""
     emitted = markdown_headings(markdown)
     pool = Counter(key(text) for _, text in emitted)
-    depths = {key(text): depth for depth, text in emitted}
+    depths: dict[str, list[int]] = {}  # a key's depths in Markdown order, taken in turn
+    for depth, text in emitted:
+        depths.setdefault(key(text), []).append(depth)
     found = level_off = 0
     missed: list[str] = []
     last: tuple[int, int] | None = None  # (expected level, Markdown depth) of the last found
@@ -74,7 +76,7 @@ def compare(expected: dict, markdown: str) -> dict[str, int]:
         if pool[name] > 0:
             pool[name] -= 1
             found += 1
-            now = (heading["level"], depths[name])
+            now = (heading["level"], depths[name].pop(0))
             if last is not None:
                 step = (now[0] > last[0]) - (now[0] < last[0])
                 level_off += step != (now[1] > last[1]) - (now[1] < last[1])
