@@ -5,19 +5,25 @@ over 10 pt text), but also a bold sentence inside a paragraph, a bold first line
 item or a form label. What tells them apart is the spacing and the text around: a heading
 stands apart from the line above it (more than the usual line gap) and the text under it
 starts a new sentence; a bold sentence runs on in the paragraph's rhythm, or carries on in
-lower case on the next line.
+lower case on the next line. A bold line ending in a telephone number ("Zoetermeer:
+telefoonnummer (079) 346 2883") is a contact detail set apart, not a heading.
 """
 
 from __future__ import annotations
 
+import re
+
 from shared.pipeline.convert.lines import Line
 
+PHONE_END = re.compile(r"\d(?:[ ()./-]*\d){7,}\W*$")  # eight or more digits close the line
 SPACED = 1.1  # a gap above of more than this many usual line gaps sets a heading apart
 
 
 def bold_body_line_is_heading(lines: list[Line], index: int, usual_gap: float) -> bool:
     """`lines[index]` (bold, about body size) is a heading by its place among `lines`."""
     line = lines[index]
+    if PHONE_END.search(line.text):
+        return False  # a contact detail
     after = lines[index + 1] if index + 1 < len(lines) else None
     if after is not None and after.page == line.page and after.text[:1].islower():
         return False  # the sentence carries on
