@@ -95,6 +95,12 @@ class Settings(BaseSettings):
     chunk_overlap_tokens: int = Field(default=70, ge=0)
     chunk_min_tokens: int = Field(default=50, ge=0)
     chunk_overlap_scope: Literal["section", "h1", "document"] = "h1"
+    chunk_pack_sections: bool = Field(
+        default=True,
+        description="Whether the sections of an H1 section that is split (at its H2s, then "
+        "deeper) are packed together toward CHUNK_TARGET_TOKENS; false: each starts a chunk of "
+        "its own (one under CHUNK_MIN_TOKENS still joins a neighbour).",
+    )
     chunk_cpu_seconds: float = Field(
         default=60.0,
         ge=0,

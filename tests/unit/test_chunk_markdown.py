@@ -335,3 +335,19 @@ def test_to_dict_is_json_ready() -> None:
     (chunk,) = chunk_markdown("---\ndate: 2024-01-01\n---\n# A\n\ntext")
     data = json.loads(json.dumps(chunk.to_dict()))
     assert data["headings"] == ["A"] and data["metadata"] == {"date": "2024-01-01"}
+
+
+def test_sections_of_a_split_h1_pack_together_or_stand_alone_by_setting() -> None:
+    # An H1 section over the maximum splits at its H2s; small H2 sections pack toward the
+    # target by default, and each starts a chunk of its own with CHUNK_PACK_SECTIONS=false.
+    sections = "".join(
+        f"## Deel {n}\n\n" + " ".join(f"zin{n}x{i} over de zorg." for i in range(10)) + "\n\n"
+        for n in range(6)
+    )
+    text = "# Folder\n\n" + sections
+    packed = chunk_markdown(text, ChunkSettings())
+    alone = chunk_markdown(text, ChunkSettings(pack_sections=False))
+    assert len(packed) < len(alone) == 6
+    assert [c.headings for c in alone] == [["Folder", f"Deel {n}"] for n in range(6)]
+    check_chunks(text, alone, ChunkSettings(pack_sections=False))
+    assert Settings(chunk_pack_sections=False).chunk_pack_sections is False

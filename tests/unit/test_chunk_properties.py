@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -96,9 +97,10 @@ def test_generated_markdown_keeps_the_invariants(text: str) -> None:
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(markdown_documents())
-def test_generated_markdown_with_small_chunks_keeps_the_invariants(text: str) -> None:
-    check_chunks(text, chunk_markdown(text, SMALL), SMALL)
+@given(markdown_documents(), st.booleans())
+def test_generated_markdown_with_small_chunks_keeps_the_invariants(text: str, pack: bool) -> None:
+    small = replace(SMALL, pack_sections=pack)
+    check_chunks(text, chunk_markdown(text, small), small)
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])

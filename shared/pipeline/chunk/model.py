@@ -21,6 +21,9 @@ class ChunkSettings:
     # Where a chunk's overlap may come from: the same section (heading path), the same H1
     # section, or anywhere in the document (seed 001's literal reading).
     overlap_scope: OverlapScope = "h1"
+    # Whether the sections of a split H1 section are packed together toward the target, or
+    # each starts a chunk of its own (`CHUNK_PACK_SECTIONS`).
+    pack_sections: bool = True
     # CPU seconds one document may take (`budget`); None: no limit (the pure function).
     cpu_seconds: float | None = None
 
@@ -36,6 +39,7 @@ class ChunkSettings:
             overlap_tokens=settings.chunk_overlap_tokens,
             min_tokens=settings.chunk_min_tokens,
             overlap_scope=settings.chunk_overlap_scope,
+            pack_sections=settings.chunk_pack_sections,
             cpu_seconds=settings.chunk_cpu_seconds,
         )
 

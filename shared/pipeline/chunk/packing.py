@@ -90,7 +90,7 @@ class Packer:
         for group_start, group_stop in zip(starts, [*starts[1:], stop], strict=True):
             check()
             size = self._estimate(group_start, group_stop)
-            if current < group_start and self._fits(current_tokens, size):
+            if current < group_start and self._fits_group(current_tokens, size):
                 current_tokens += size + 1
                 continue
             if current < group_start:
@@ -103,6 +103,13 @@ class Packer:
         if current < stop:
             drafts.append(self._draft(current, stop))
         return drafts
+
+    def _fits_group(self, current: int, size: int) -> bool:
+        """A heading's section joins the current draft when sections are packed, else only
+        while the draft is still under the minimum."""
+        if self.settings.pack_sections:
+            return self._fits(current, size)
+        return current < self.settings.min_tokens and current + 1 + size <= self.cap
 
     def _fits(self, current: int, size: int) -> bool:
         """Add to the current draft while it stays near the target (or is still too small)."""
