@@ -283,3 +283,42 @@ def bold_body_pdf() -> bytes:
     canvas.showPage()
     canvas.save()
     return buffer.getvalue()
+
+
+NARROW_GUTTER_LEFT = [
+    "Was uw handen voor u begint.",
+    "Leg alles klaar op een schone tafel.",
+    "Til niet, fiets niet, til ook geen tas of fles,",
+    "tot uw wond dicht is en de arts het zegt.",
+    "Bel bij koorts de polikliniek.",
+]
+NARROW_GUTTER_RIGHT = [
+    "Neem de folder mee naar uw afspraak.",
+    "Vraag de apotheek om een nieuwe pen.",
+    "Bewaar de pennen in de koelkast.",
+    "Gooi een lege pen weg in de container.",
+    "Schrijf de datum op de verpakking.",
+]
+
+
+def narrow_gutter_pdf() -> bytes:
+    """Two columns 20 pt apart, drawn one after the other (as a browser does); one left line
+    of narrow letters ("Til niet, fiets niet") fits its column, but its length (0.45 of the
+    size per character) says it reaches into the gutter."""
+    buffer = io.BytesIO()
+    canvas = Canvas(buffer, pagesize=A4, invariant=True)
+    column, gutter = 200.0, 20.0
+    y = PAGE_HEIGHT - MARGIN - 20
+    canvas.setFont(BOLD, 18)
+    canvas.drawString(MARGIN, y, COLUMN_TITLE)
+    y -= 18 * 1.6
+    canvas.setFont(FONT, SIZE)
+    for x, column_lines in [
+        (MARGIN, NARROW_GUTTER_LEFT),
+        (MARGIN + column + gutter, NARROW_GUTTER_RIGHT),
+    ]:
+        for row, text in enumerate(column_lines):
+            canvas.drawString(x, y - row * LEADING, text)
+    canvas.showPage()
+    canvas.save()
+    return buffer.getvalue()
