@@ -247,8 +247,20 @@ END_BLOCKS = [
     ("Do you speak Dutch poorly or not at all?", "This brochure contains information for you."),
 ]
 
+# The end blocks as OCR reads a scan of them: accents lost, a letter misread ("hiç": "hig").
+OCR_READ_END_BLOCKS = [
+    (
+        "Czy Panstwa znajomosc jezyka niderlandzkiego jest slaba?",
+        "Prosimy o kontakt z nami, zanim przyjdzie Pan lub Pani do szpitala na wizyte.",
+    ),
+    (
+        "Hollandaca dilini hig konusamiyor musunuz?",
+        "Bu brosur sizin icin onemlidir; randevunuzdan once bizi arayin ve sorun.",
+    ),
+]
 
-def folder_with_end_blocks_pdf() -> bytes:
+
+def folder_with_end_blocks_pdf(blocks: list[tuple[str, str]] = END_BLOCKS) -> bytes:
     """A title, a real section, then the standard end blocks as 12 pt bold headings with
     text, and the folder's order code in 7.5 pt small print at the bottom."""
     buffer = io.BytesIO()
@@ -256,7 +268,7 @@ def folder_with_end_blocks_pdf() -> bytes:
     y = PAGE_HEIGHT - MARGIN - 20
     rows = [(BOLD, 18, "Nierbiopsie", 0.0), (BOLD, 12, "Vragen", 2.0)]
     rows.append((FONT, 10, "Heeft u nog vragen? Bel dan de polikliniek.", 1.5))
-    for heading, text in END_BLOCKS:
+    for heading, text in blocks:
         rows += [(BOLD, 12, heading, 2.0), (FONT, 10, text, 1.5)]
     for font, size, text, gap in rows:
         y -= SHORT_LEADING * gap
