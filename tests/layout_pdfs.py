@@ -334,3 +334,35 @@ def narrow_gutter_pdf() -> bytes:
     canvas.showPage()
     canvas.save()
     return buffer.getvalue()
+
+
+HEADING_SENTENCE = "Is de pijn na een uur nog even erg, dan belt u de afdeling."
+BOLD_LAST_LINE = "Locatie Noord: telefoonnummer (012) 345 6789"
+
+
+def empty_headings_pdf() -> bytes:
+    """Two sections at 14 pt bold; the first ends with a sentence set in that heading style,
+    right above the second; a box of text before them ends with a bold line at body size
+    (no full stop) right above a heading."""
+    buffer = io.BytesIO()
+    canvas = Canvas(buffer, pagesize=A4, invariant=True)
+    y = PAGE_HEIGHT - MARGIN - 20
+    rows = [
+        (BOLD, 18, "Pijn na de ingreep", 0.0),
+        (FONT, 10, "Bel de afdeling als u vragen heeft over de ingreep of de nazorg.", 2.0),
+        (FONT, 10, "Locatie Zuid: telefoonnummer (012) 345 6700.", 2.0),
+        (BOLD, 10, BOLD_LAST_LINE, 2.0),
+        (BOLD, 14, "Wat doet u bij pijn?", 2.5),
+        (FONT, 10, "Neem een tablet paracetamol en ga rustig liggen. Wacht een uur.", 1.6),
+        (BOLD, 14, HEADING_SENTENCE, 2.0),
+        (BOLD, 14, "Hoe lang duurt de pijn?", 2.0),
+        (FONT, 10, "Meestal is de pijn na twee of drie dagen weg. Soms duurt het langer.", 1.6),
+        (FONT, 10, "Gebruik de tabletten niet langer dan een week zonder overleg.", 1.0),
+    ]
+    for font, size, text, gap in rows:
+        y -= SHORT_LEADING * gap
+        canvas.setFont(font, size)
+        canvas.drawString(MARGIN, y, text)
+    canvas.showPage()
+    canvas.save()
+    return buffer.getvalue()
