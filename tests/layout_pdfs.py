@@ -336,6 +336,29 @@ def narrow_gutter_pdf() -> bytes:
     return buffer.getvalue()
 
 
+WRAPPED_TITLE = ("Leefregels bij het ABCD-", "syndroom")
+
+
+def wrapped_title_pdf() -> bytes:
+    """A title set over two lines, broken after a real hyphen ("ABCD-" / "syndroom"),
+    over a paragraph."""
+    buffer = io.BytesIO()
+    canvas = Canvas(buffer, pagesize=A4, invariant=True)
+    y = PAGE_HEIGHT - MARGIN - 20
+    canvas.setFont(BOLD, 18)
+    for line in WRAPPED_TITLE:
+        canvas.drawString(MARGIN, y, line)
+        y -= 18 * 1.2
+    y -= 18 * 0.6
+    canvas.setFont(FONT, SIZE)
+    for line in _wrap(LEFT_COLUMN, PAGE_WIDTH - 2 * MARGIN):
+        canvas.drawString(MARGIN, y, line)
+        y -= LEADING
+    canvas.showPage()
+    canvas.save()
+    return buffer.getvalue()
+
+
 HEADING_SENTENCE = "Is de pijn na een uur nog even erg, dan belt u de afdeling."
 BOLD_LAST_LINE = "Locatie Noord: telefoonnummer (012) 345 6789"
 

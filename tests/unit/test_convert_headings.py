@@ -39,3 +39,8 @@ def test_a_sentence_or_bold_line_with_nothing_under_it_is_text() -> None:
     headings = HEADING.findall(markdown)
     assert headings == ["Pijn na de ingreep", "Wat doet u bij pijn?", "Hoe lang duurt de pijn?"]
     assert fixtures.HEADING_SENTENCE in markdown and fixtures.BOLD_LAST_LINE in markdown
+
+
+def test_a_title_broken_after_a_real_hyphen_keeps_the_hyphen_without_a_space() -> None:
+    markdown = convert(fixtures.wrapped_title_pdf(), PDF).markdown
+    assert markdown.startswith("# Leefregels bij het ABCD-syndroom\n"), markdown

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from shared.pipeline.convert.heading_context import body_is_bold, bold_body_line_is_heading
 from shared.pipeline.convert.lines import Line
-from shared.pipeline.convert.render import usual_line_gap
+from shared.pipeline.convert.render import join_lines, usual_line_gap
 
 EDGE_LINES = 3  # lines at the top and at the bottom of a page that may be running text
 EDGE_BAND = 0.15  # ... and only within this share of the page height from its top or bottom
@@ -186,7 +186,7 @@ def mark_font_headings(
                 merged.extend(run)
                 continue
             head = run[0]
-            head.text = " ".join(line.text for line in run)
+            head.text = join_lines([line.text for line in run])
             style_of[id(head)] = style
             merged.append(head)
         lines[:] = merged
