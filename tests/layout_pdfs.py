@@ -389,3 +389,27 @@ def empty_headings_pdf() -> bytes:
     canvas.showPage()
     canvas.save()
     return buffer.getvalue()
+
+
+# A running footer as OCR reads it beside a logo: other noise on each page.
+OCR_READ_FOOTERS = ["4. Kliniek Zuidwest", "rf Kliniek Zuidwest 2", "Ge Kliniek Zuidwest 3"]
+OCR_READ_PAGES = [("Opname", LEFT_COLUMN), ("Bezoek", RIGHT_COLUMN), ("Thuis", LIST_AFTER)]
+
+
+def ocr_read_footers_pdf() -> bytes:
+    """Three pages of text, each with the footer of OCR_READ_FOOTERS at its bottom."""
+    buffer = io.BytesIO()
+    canvas = Canvas(buffer, pagesize=A4, invariant=True)
+    pages = zip(OCR_READ_PAGES, OCR_READ_FOOTERS, strict=True)
+    for (title, text), footer in pages:
+        y = PAGE_HEIGHT - MARGIN - 20
+        canvas.setFont(BOLD, 14)
+        canvas.drawString(MARGIN, y, title)
+        canvas.setFont(FONT, SIZE)
+        for line in _wrap(text, PAGE_WIDTH - 2 * MARGIN):
+            y -= LEADING
+            canvas.drawString(MARGIN, y, line)
+        canvas.drawString(MARGIN, MARGIN, footer)
+        canvas.showPage()
+    canvas.save()
+    return buffer.getvalue()

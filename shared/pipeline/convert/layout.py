@@ -56,8 +56,15 @@ def _edge_lines(lines: list[Line], box: tuple[float, float] | None) -> list[Line
     return [line for line in candidates if line.y >= top - band or line.y <= bottom + band]
 
 
+_WORD = re.compile(r"[^\W\d_]{3,}")
+
+
 def _running_key(text: str) -> str:
-    return _DIGITS.sub("#", " ".join(text.lower().split()))
+    """The words of three letters or more: OCR reads a logo beside a running name
+    differently on each page ("4. HagaZiekenhuis", "rf HagaZiekenhuis 2"); digits only, as
+    "#", when there is no such word."""
+    words = _WORD.findall(text.lower())
+    return " ".join(words) if words else _DIGITS.sub("#", " ".join(text.lower().split()))
 
 
 def remove_running_lines(
