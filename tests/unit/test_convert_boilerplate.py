@@ -32,10 +32,3 @@ def test_end_blocks_read_by_ocr_without_accents_are_left_out_too() -> None:
     assert "Bel dan de polikliniek." in markdown
     for heading, text in fixtures.OCR_READ_END_BLOCKS:
         assert heading not in markdown and text not in markdown, markdown
-
-
-def test_a_running_footer_read_with_other_noise_on_each_page_is_left_out() -> None:
-    markdown = convert(fixtures.ocr_read_footers_pdf(), PDF).markdown
-    assert "Kliniek Zuidwest" not in markdown, markdown
-    for _, text in fixtures.OCR_READ_PAGES:
-        assert text[:30] in markdown, markdown
