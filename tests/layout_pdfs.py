@@ -413,3 +413,62 @@ def ocr_read_footers_pdf() -> bytes:
         canvas.showPage()
     canvas.save()
     return buffer.getvalue()
+
+
+SCAN_SECTIONS = [
+    (
+        "Wat kunt u zelf doen?",
+        [
+            (
+                "Handen wassen",
+                "Was uw handen met water en zeep na elk toiletbezoek en voor het eten.",
+            ),
+            ("Bezoek", "Uw bezoek meldt zich eerst bij de verpleging van de afdeling."),
+        ],
+    ),
+    (
+        "Na de opname",
+        [
+            ("Thuis", "Thuis wast u uw handen vaak, zeker na het toiletbezoek."),
+            ("Werk", "Overleg met uw werkgever wanneer u weer kunt beginnen."),
+        ],
+    ),
+]
+
+
+HEADING_FONT = "Times-Bold"
+
+
+def section_levels_pdf() -> bytes:
+    """A title (18 pt), sections (14 pt) and sub-sections (12 pt) in a bold serif over
+    10 pt sans text: three heading levels a scan of it must keep apart. The serif's
+    shorter ascenders make OCR measure its headings smaller, against the body, than
+    they are."""
+    buffer = io.BytesIO()
+    canvas = Canvas(buffer, pagesize=A4, invariant=True)
+    width = PAGE_WIDTH - 2 * MARGIN
+    y = PAGE_HEIGHT - MARGIN - 20
+    canvas.setFont(BOLD, 18)
+    canvas.drawString(MARGIN, y, "Besmetting voorkomen")
+    y -= 18 * 1.8
+    canvas.setFont(FONT, SIZE)
+    for line in _wrap(LEFT_COLUMN + " " + RIGHT_COLUMN, width):
+        canvas.drawString(MARGIN, y, line)
+        y -= LEADING
+    for section, subsections in SCAN_SECTIONS:
+        y -= 14
+        canvas.setFont(HEADING_FONT, 14)
+        canvas.drawString(MARGIN, y, section)
+        y -= 14 * 1.6
+        for title, text in subsections:
+            canvas.setFont(HEADING_FONT, 12)
+            canvas.drawString(MARGIN, y, title)
+            y -= 12 * 1.6
+            canvas.setFont(FONT, SIZE)
+            for line in _wrap(text + " " + LIST_AFTER, width):
+                canvas.drawString(MARGIN, y, line)
+                y -= LEADING
+            y -= 8
+    canvas.showPage()
+    canvas.save()
+    return buffer.getvalue()

@@ -279,3 +279,14 @@ def test_a_running_footer_ocr_reads_with_other_noise_on_each_page_is_left_out() 
     assert "Zuidwest" not in markdown, markdown
     for title, _ in layout_pdfs.OCR_READ_PAGES:
         assert title in markdown, markdown
+
+
+def test_a_scan_keeps_the_heading_levels_of_its_text_layer() -> None:
+    """Sections at 14 pt and sub-sections at 12 pt over a 10 pt body: OCR measures each a
+    little off, and the levels must still come out as the text layer's."""
+    original = layout_pdfs.section_levels_pdf()
+    heading = re.compile(r"^#{1,6} .+$", re.M)
+    expected = heading.findall(convert(original, PDF).markdown)
+    assert len(expected) == 7, expected
+    scanned = heading.findall(convert(scanned_pdf(original, dpi=300), PDF).markdown)
+    assert scanned == expected
