@@ -247,8 +247,20 @@ END_BLOCKS = [
     ("Do you speak Dutch poorly or not at all?", "This brochure contains information for you."),
 ]
 
+# The end blocks as OCR reads a scan of them: accents lost, a letter misread ("hiç": "hig").
+OCR_READ_END_BLOCKS = [
+    (
+        "Czy Panstwa znajomosc jezyka niderlandzkiego jest slaba?",
+        "Prosimy o kontakt z nami, zanim przyjdzie Pan lub Pani do szpitala na wizyte.",
+    ),
+    (
+        "Hollandaca dilini hig konusamiyor musunuz?",
+        "Bu brosur sizin icin onemlidir; randevunuzdan once bizi arayin ve sorun.",
+    ),
+]
 
-def folder_with_end_blocks_pdf() -> bytes:
+
+def folder_with_end_blocks_pdf(blocks: list[tuple[str, str]] = END_BLOCKS) -> bytes:
     """A title, a real section, then the standard end blocks as 12 pt bold headings with
     text, and the folder's order code in 7.5 pt small print at the bottom."""
     buffer = io.BytesIO()
@@ -256,7 +268,7 @@ def folder_with_end_blocks_pdf() -> bytes:
     y = PAGE_HEIGHT - MARGIN - 20
     rows = [(BOLD, 18, "Nierbiopsie", 0.0), (BOLD, 12, "Vragen", 2.0)]
     rows.append((FONT, 10, "Heeft u nog vragen? Bel dan de polikliniek.", 1.5))
-    for heading, text in END_BLOCKS:
+    for heading, text in blocks:
         rows += [(BOLD, 12, heading, 2.0), (FONT, 10, text, 1.5)]
     for font, size, text, gap in rows:
         y -= SHORT_LEADING * gap
@@ -280,6 +292,183 @@ def bold_body_pdf() -> bytes:
     for text in SHORT_ITEMS:
         y -= SHORT_GAP * 1.3
         canvas.drawString(MARGIN, y, text.rstrip("."))
+    canvas.showPage()
+    canvas.save()
+    return buffer.getvalue()
+
+
+NARROW_GUTTER_LEFT = [
+    "Was uw handen voor u begint.",
+    "Leg alles klaar op een schone tafel.",
+    "Til niet, fiets niet, til ook geen tas of fles,",
+    "tot uw wond dicht is en de arts het zegt.",
+    "Bel bij koorts de polikliniek.",
+]
+NARROW_GUTTER_RIGHT = [
+    "Neem de folder mee naar uw afspraak.",
+    "Vraag de apotheek om een nieuwe pen.",
+    "Bewaar de pennen in de koelkast.",
+    "Gooi een lege pen weg in de container.",
+    "Schrijf de datum op de verpakking.",
+]
+
+
+def narrow_gutter_pdf() -> bytes:
+    """Two columns 20 pt apart, drawn one after the other (as a browser does); one left line
+    of narrow letters ("Til niet, fiets niet") fits its column, but its length (0.45 of the
+    size per character) says it reaches into the gutter."""
+    buffer = io.BytesIO()
+    canvas = Canvas(buffer, pagesize=A4, invariant=True)
+    column, gutter = 200.0, 20.0
+    y = PAGE_HEIGHT - MARGIN - 20
+    canvas.setFont(BOLD, 18)
+    canvas.drawString(MARGIN, y, COLUMN_TITLE)
+    y -= 18 * 1.6
+    canvas.setFont(FONT, SIZE)
+    for x, column_lines in [
+        (MARGIN, NARROW_GUTTER_LEFT),
+        (MARGIN + column + gutter, NARROW_GUTTER_RIGHT),
+    ]:
+        for row, text in enumerate(column_lines):
+            canvas.drawString(x, y - row * LEADING, text)
+    canvas.showPage()
+    canvas.save()
+    return buffer.getvalue()
+
+
+WRAPPED_TITLE = ("Leefregels bij het ABCD-", "syndroom")
+
+
+def wrapped_title_pdf() -> bytes:
+    """A title set over two lines, broken after a real hyphen ("ABCD-" / "syndroom"),
+    over a paragraph."""
+    buffer = io.BytesIO()
+    canvas = Canvas(buffer, pagesize=A4, invariant=True)
+    y = PAGE_HEIGHT - MARGIN - 20
+    canvas.setFont(BOLD, 18)
+    for line in WRAPPED_TITLE:
+        canvas.drawString(MARGIN, y, line)
+        y -= 18 * 1.2
+    y -= 18 * 0.6
+    canvas.setFont(FONT, SIZE)
+    for line in _wrap(LEFT_COLUMN, PAGE_WIDTH - 2 * MARGIN):
+        canvas.drawString(MARGIN, y, line)
+        y -= LEADING
+    canvas.showPage()
+    canvas.save()
+    return buffer.getvalue()
+
+
+HEADING_SENTENCE = "Is de pijn na een uur nog even erg, dan belt u de afdeling."
+BOLD_LAST_LINE = "Locatie Noord: telefoonnummer (012) 345 6789"
+
+
+def empty_headings_pdf() -> bytes:
+    """Two sections at 14 pt bold; the first ends with a sentence set in that heading style,
+    right above the second; a box of text before them ends with a bold line at body size
+    (no full stop) right above a heading."""
+    buffer = io.BytesIO()
+    canvas = Canvas(buffer, pagesize=A4, invariant=True)
+    y = PAGE_HEIGHT - MARGIN - 20
+    rows = [
+        (BOLD, 18, "Pijn na de ingreep", 0.0),
+        (FONT, 10, "Bel de afdeling als u vragen heeft over de ingreep of de nazorg.", 2.0),
+        (FONT, 10, "Locatie Zuid: telefoonnummer (012) 345 6700.", 2.0),
+        (BOLD, 10, BOLD_LAST_LINE, 2.0),
+        (BOLD, 14, "Wat doet u bij pijn?", 2.5),
+        (FONT, 10, "Neem een tablet paracetamol en ga rustig liggen. Wacht een uur.", 1.6),
+        (BOLD, 14, HEADING_SENTENCE, 2.0),
+        (BOLD, 14, "Hoe lang duurt de pijn?", 2.0),
+        (FONT, 10, "Meestal is de pijn na twee of drie dagen weg. Soms duurt het langer.", 1.6),
+        (FONT, 10, "Gebruik de tabletten niet langer dan een week zonder overleg.", 1.0),
+    ]
+    for font, size, text, gap in rows:
+        y -= SHORT_LEADING * gap
+        canvas.setFont(font, size)
+        canvas.drawString(MARGIN, y, text)
+    canvas.showPage()
+    canvas.save()
+    return buffer.getvalue()
+
+
+# A running footer as OCR reads it beside a logo: other noise on each page.
+OCR_READ_FOOTERS = ["4. Kliniek Zuidwest", "rf Kliniek Zuidwest 2", "Ge Kliniek Zuidwest 3"]
+OCR_READ_PAGES = [("Opname", LEFT_COLUMN), ("Bezoek", RIGHT_COLUMN), ("Thuis", LIST_AFTER)]
+
+
+def ocr_read_footers_pdf() -> bytes:
+    """Three pages of text, each with the footer of OCR_READ_FOOTERS at its bottom."""
+    buffer = io.BytesIO()
+    canvas = Canvas(buffer, pagesize=A4, invariant=True)
+    pages = zip(OCR_READ_PAGES, OCR_READ_FOOTERS, strict=True)
+    for (title, text), footer in pages:
+        y = PAGE_HEIGHT - MARGIN - 20
+        canvas.setFont(BOLD, 14)
+        canvas.drawString(MARGIN, y, title)
+        canvas.setFont(FONT, SIZE)
+        for line in _wrap(text, PAGE_WIDTH - 2 * MARGIN):
+            y -= LEADING
+            canvas.drawString(MARGIN, y, line)
+        canvas.drawString(MARGIN, MARGIN, footer)
+        canvas.showPage()
+    canvas.save()
+    return buffer.getvalue()
+
+
+SCAN_SECTIONS = [
+    (
+        "Wat kunt u zelf doen?",
+        [
+            (
+                "Handen wassen",
+                "Was uw handen met water en zeep na elk toiletbezoek en voor het eten.",
+            ),
+            ("Bezoek", "Uw bezoek meldt zich eerst bij de verpleging van de afdeling."),
+        ],
+    ),
+    (
+        "Na de opname",
+        [
+            ("Thuis", "Thuis wast u uw handen vaak, zeker na het toiletbezoek."),
+            ("Werk", "Overleg met uw werkgever wanneer u weer kunt beginnen."),
+        ],
+    ),
+]
+
+
+HEADING_FONT = "Times-Bold"
+
+
+def section_levels_pdf() -> bytes:
+    """A title (18 pt), sections (14 pt) and sub-sections (12 pt) in a bold serif over
+    10 pt sans text: three heading levels a scan of it must keep apart. The serif's
+    shorter ascenders make OCR measure its headings smaller, against the body, than
+    they are."""
+    buffer = io.BytesIO()
+    canvas = Canvas(buffer, pagesize=A4, invariant=True)
+    width = PAGE_WIDTH - 2 * MARGIN
+    y = PAGE_HEIGHT - MARGIN - 20
+    canvas.setFont(BOLD, 18)
+    canvas.drawString(MARGIN, y, "Besmetting voorkomen")
+    y -= 18 * 1.8
+    canvas.setFont(FONT, SIZE)
+    for line in _wrap(LEFT_COLUMN + " " + RIGHT_COLUMN, width):
+        canvas.drawString(MARGIN, y, line)
+        y -= LEADING
+    for section, subsections in SCAN_SECTIONS:
+        y -= 14
+        canvas.setFont(HEADING_FONT, 14)
+        canvas.drawString(MARGIN, y, section)
+        y -= 14 * 1.6
+        for title, text in subsections:
+            canvas.setFont(HEADING_FONT, 12)
+            canvas.drawString(MARGIN, y, title)
+            y -= 12 * 1.6
+            canvas.setFont(FONT, SIZE)
+            for line in _wrap(text + " " + LIST_AFTER, width):
+                canvas.drawString(MARGIN, y, line)
+                y -= LEADING
+            y -= 8
     canvas.showPage()
     canvas.save()
     return buffer.getvalue()

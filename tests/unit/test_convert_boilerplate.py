@@ -24,3 +24,11 @@ def test_an_empty_setting_keeps_every_section() -> None:
     markdown = convert(fixtures.folder_with_end_blocks_pdf(), PDF, settings=settings).markdown
     for heading, text in fixtures.END_BLOCKS:
         assert heading in markdown and text in markdown, markdown
+
+
+def test_end_blocks_read_by_ocr_without_accents_are_left_out_too() -> None:
+    pdf = fixtures.folder_with_end_blocks_pdf(fixtures.OCR_READ_END_BLOCKS)
+    markdown = convert(pdf, PDF).markdown
+    assert "Bel dan de polikliniek." in markdown
+    for heading, text in fixtures.OCR_READ_END_BLOCKS:
+        assert heading not in markdown and text not in markdown, markdown

@@ -22,7 +22,7 @@ from shared.pipeline.convert import Converted, Ocr, OcrNeeded, convert
 from shared.pipeline.convert.confidence import page_ranges
 from shared.pipeline.convert.ocr import choose_languages
 from shared.settings import Settings
-from tests import pdfs
+from tests import layout_pdfs, pdfs
 from tests.conftest import ROOT
 from tests.scans import mixed_pdf, scanned_pdf
 from tests.system_tools import requires_tesseract
@@ -276,3 +276,22 @@ def test_a_pdf_of_blank_pages_says_so_rather_than_asking_for_ocr() -> None:
     with pytest.raises(PermanentError) as info:
         convert(blank.getvalue(), PDF)
     assert info.value.code == "pdf_no_text" and "blank" in info.value.message
+
+
+def test_a_running_footer_ocr_reads_with_other_noise_on_each_page_is_left_out() -> None:
+    """A logo beside a footer reads as "4." on one page and "rf" on the next."""
+    markdown = convert(scanned_pdf(layout_pdfs.ocr_read_footers_pdf()), PDF).markdown
+    assert "Zuidwest" not in markdown, markdown
+    for title, _ in layout_pdfs.OCR_READ_PAGES:
+        assert title in markdown, markdown
+
+
+def test_a_scan_keeps_the_heading_levels_of_its_text_layer() -> None:
+    """Sections at 14 pt and sub-sections at 12 pt over a 10 pt body: OCR measures each a
+    little off, and the levels must still come out as the text layer's."""
+    original = layout_pdfs.section_levels_pdf()
+    heading = re.compile(r"^#{1,6} .+$", re.M)
+    expected = heading.findall(convert(original, PDF).markdown)
+    assert len(expected) == 7, expected
+    scanned = heading.findall(convert(scanned_pdf(original, dpi=300), PDF).markdown)
+    assert scanned == expected

@@ -45,6 +45,14 @@ def test_table_cells_drawn_column_by_column_are_read_row_by_row() -> None:
     assert " ".join(rows) in text, text
 
 
+def test_a_line_of_narrow_letters_stays_in_its_column() -> None:
+    """Its estimated end lies in the gutter: it must not cut the columns into sections."""
+    text = _flat(convert(fixtures.narrow_gutter_pdf(), PDF).markdown)
+    left = " ".join(fixtures.NARROW_GUTTER_LEFT)
+    right = " ".join(fixtures.NARROW_GUTTER_RIGHT)
+    assert f"{left} {right}" in text, text
+
+
 def _line(text: str, x: float, y: float) -> Line:
     return Line(text, 1, x, y, 10.0, False)
 

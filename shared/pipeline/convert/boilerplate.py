@@ -13,16 +13,30 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Sequence
+from difflib import SequenceMatcher
 
 from shared.pipeline.convert.lines import Line
 
 _CODE = re.compile(r"^\d{8,14}$")
 SMALL_PRINT = 0.9  # a size below this share of the body size is small print
+OCR_MATCH = 0.9  # similarity at which a heading read by OCR opens a configured section
+_NOT_DECOMPOSED = str.maketrans({"ı": "i", "ł": "l", "ø": "o", "đ": "d", "ß": "ss"})
 
 
 def _key(text: str) -> str:
-    """Case-folded, without spaces (pypdf spaces some letters apart: "Pa ń stwa")."""
-    return "".join(unicodedata.normalize("NFKC", text).casefold().split())
+    """Case-folded, without spaces (pypdf spaces some letters apart: "Pa ń stwa") and
+    without accents (OCR reads "Państwa znajomość" as "Panstwa znajomosc")."""
+    folded = unicodedata.normalize("NFKD", text).casefold().translate(_NOT_DECOMPOSED)
+    return "".join(ch for ch in "".join(folded.split()) if not unicodedata.combining(ch))
+
+
+def _opens(heading: str, key: str) -> bool:
+    """`heading` (a key) starts with `key`, allowing for a letter or two misread by OCR
+    ("hiç" read "hig")."""
+    if heading.startswith(key):
+        return True
+    start = heading[: len(key)]
+    return len(start) == len(key) and SequenceMatcher(None, start, key).ratio() >= OCR_MATCH
 
 
 def drop_sections(pages: list[list[Line]], openings: Sequence[str]) -> list[str]:
@@ -39,7 +53,7 @@ def drop_sections(pages: list[list[Line]], openings: Sequence[str]) -> list[str]
         for line in lines:
             if line.heading and level and line.heading <= level:
                 level = 0
-            if line.heading and not level and any(_key(line.text).startswith(k) for k in keys):
+            if line.heading and not level and any(_opens(_key(line.text), k) for k in keys):
                 level = line.heading
                 dropped.append(line.text)
             if not level:

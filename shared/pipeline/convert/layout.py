@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from shared.pipeline.convert.heading_context import body_is_bold, bold_body_line_is_heading
 from shared.pipeline.convert.lines import Line
-from shared.pipeline.convert.render import usual_line_gap
+from shared.pipeline.convert.render import join_lines, usual_line_gap
 
 EDGE_LINES = 3  # lines at the top and at the bottom of a page that may be running text
 EDGE_BAND = 0.15  # ... and only within this share of the page height from its top or bottom
@@ -56,8 +56,17 @@ def _edge_lines(lines: list[Line], box: tuple[float, float] | None) -> list[Line
     return [line for line in candidates if line.y >= top - band or line.y <= bottom + band]
 
 
-def _running_key(text: str) -> str:
-    return _DIGITS.sub("#", " ".join(text.lower().split()))
+def _running_key(line: Line) -> str:
+    """Digits as "#", case and spacing ignored. A line read by OCR also loses a first word
+    of one or two characters and a last one of digits: OCR reads the logo beside a running
+    name differently on each page ("4. HagaZiekenhuis", "rf HagaZiekenhuis 2")."""
+    words = line.text.lower().split()
+    if line.confidence is not None:
+        if len(words) > 1 and len(words[0].strip(".,:;")) <= 2:
+            words = words[1:]
+        if len(words) > 1 and words[-1].isdigit():
+            words = words[:-1]
+    return _DIGITS.sub("#", " ".join(words))
 
 
 def remove_running_lines(
@@ -75,7 +84,7 @@ def remove_running_lines(
         return []
     counts: Counter[str] = Counter()
     for edge in edges:
-        counts.update({_running_key(line.text) for line in edge})
+        counts.update({_running_key(line) for line in edge})
     needed = max(2, math.ceil(0.5 * with_text))
     running = {key for key, count in counts.items() if count >= needed}
     removed: dict[str, str] = {}
@@ -86,8 +95,8 @@ def remove_running_lines(
         for line in lines:
             if id(line) in edge and _PAGE_NUMBER.match(line.text):
                 page_numbers += 1
-            elif id(line) in edge and _running_key(line.text) in running:
-                removed.setdefault(_running_key(line.text), line.text)
+            elif id(line) in edge and _running_key(line) in running:
+                removed.setdefault(_running_key(line), line.text)
             else:
                 keep.append(line)
         lines[:] = keep
@@ -186,7 +195,7 @@ def mark_font_headings(
                 merged.extend(run)
                 continue
             head = run[0]
-            head.text = " ".join(line.text for line in run)
+            head.text = join_lines([line.text for line in run])
             style_of[id(head)] = style
             merged.append(head)
         lines[:] = merged

@@ -20,6 +20,7 @@ from shared.errors import IngestError, PermanentError
 from shared.pipeline.convert.boilerplate import drop_sections, remove_document_codes
 from shared.pipeline.convert.confidence import low_confidence_warning, ocr_summary
 from shared.pipeline.convert.deadline import Deadline
+from shared.pipeline.convert.empty_headings import demote_empty_headings
 from shared.pipeline.convert.hocr import snap_sizes
 from shared.pipeline.convert.layout import (
     OutlineEntry,
@@ -368,6 +369,7 @@ def convert_pdf(
         mark_subheadings_under_outline(pages, body_size(pages))
     else:
         mark_font_headings(pages, body_size(pages))
+    demote_empty_headings(pages, body_size(pages))
     warnings.extend(drop_sections(pages, drop))
     markdown, page_starts, spans = render(build_blocks(pages))
     if not markdown.strip():

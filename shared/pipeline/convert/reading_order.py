@@ -14,7 +14,10 @@ share baselines is a table: its rows are read left to right, one after another. 
 positions tie keep their content-stream order (the sorts are stable).
 
 A line's right end is estimated from its length (pypdf reports no widths): 0.45 of the font
-size per character, about right for the sans fonts of brochures.
+size per character, about right for the sans fonts of brochures. A line of narrow letters
+can so seem to run into the gutter; one that starts left of the gutter and ends before the
+right column starts, or passes the gutter's start by less than ESTIMATE_SLACK of its
+width, is a line of the left column, not one across both.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ TABLE_ROWS = 0.6  # share of a column's lines on a baseline of the column before
 TABLE_CELL_CHARS = 30  # ... when its lines are at most this long (median)
 BAND_GAP = 3.0  # sizes between two baselines with nothing between: a new band of the page
 BASELINE = 0.35  # lines whose baselines are this many sizes apart are on one row
+ESTIMATE_SLACK = 0.1  # share of a line's estimated width its right end may be off by
 
 
 @dataclass
@@ -115,6 +119,16 @@ def _is_table(columns: list[list[_Box]]) -> bool:
     return True
 
 
+def _left_of(box: _Box, start: float, end: float) -> bool:
+    """`box` lies in the column left of the gutter (start, end), allowing for the error of
+    its estimated right end."""
+    if box.right <= start:
+        return True
+    if box.left >= start:
+        return False
+    return box.right < end or box.right - start <= ESTIMATE_SLACK * (box.right - box.left)
+
+
 def _order(boxes: list[_Box], depth: int = 0) -> list[_Box]:
     if len(boxes) < 2 * MIN_COLUMN_LINES or depth > 4:
         return _rows(boxes)
@@ -131,7 +145,7 @@ def _order(boxes: list[_Box], depth: int = 0) -> list[_Box]:
         section.clear()
 
     def columns(part: list[_Box]) -> None:
-        left = [b for b in part if b.right <= start]
+        left = [b for b in part if _left_of(b, start, end)]
         right = [b for b in part if b.left >= end]
         if len(left) < MIN_COLUMN_LINES or len(right) < MIN_COLUMN_LINES:
             out.extend(_rows(part))  # too little on one side: one column here
@@ -141,7 +155,8 @@ def _order(boxes: list[_Box], depth: int = 0) -> list[_Box]:
             out.extend(_order(left, depth + 1) + _order(right, depth + 1))
 
     for box in _rows(boxes):
-        if box.left < end and box.right > start:  # crosses the gutter: a section of its own
+        crosses = box.left < end and not _left_of(box, start, end)
+        if crosses:  # crosses the gutter: a section of its own
             flush()
             out.append(box)
         else:

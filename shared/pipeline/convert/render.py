@@ -151,6 +151,16 @@ def _join(left: str, right: str) -> tuple[str, str]:
     return "", left[:-1]  # "zieken-" + "huis"
 
 
+def join_lines(texts: list[str]) -> str:
+    """Lines of one block (a heading set over several lines) as one, a line-end hyphen
+    handled as in paragraphs ("ABCD-" + "syndroom": "ABCD-syndroom")."""
+    text = texts[0]
+    for right in texts[1:]:
+        separator, text = _join(text, right)
+        text = f"{text}{separator}{right}"
+    return text
+
+
 def _escape(text: str) -> str:
     """Keep a paragraph that happens to start like Markdown syntax a paragraph."""
     return "\\" + text if _MARKDOWN_START.match(text) else text
