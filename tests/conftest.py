@@ -23,7 +23,12 @@ import pytest
 
 from shared.settings import get_settings
 from tests.private_services import Services
-from tests.services import reserved_redis_database, temporary_postgres_database, truncate_all
+from tests.services import (
+    empty_redis_database,
+    reserved_redis_database,
+    temporary_postgres_database,
+    truncate_all,
+)
 
 SERVICES = Services()  # the servers this session uses; the summary says which
 
@@ -88,6 +93,7 @@ def pipeline(
     from tests.pipeline import PipelineEnv
     from worker.app import app, configure
 
+    empty_redis_database(redis_url)  # no message an earlier test's worker left (an OCR redelivery)
     with FakeOpenAI() as fake:
         env = {
             "DATABASE_URL": pg,

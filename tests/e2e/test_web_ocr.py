@@ -7,7 +7,6 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
-import redis
 from playwright.sync_api import Page, expect
 
 from api.app import create_app
@@ -25,8 +24,8 @@ EXAMPLE = (ROOT / "examples" / "heupoperatie-brochure.pdf").read_bytes()
 
 
 @pytest.fixture
-def site(pipeline: PipelineEnv, redis_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    redis.Redis.from_url(redis_url).flushdb()
+def site(pipeline: PipelineEnv, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """The API on the pipeline's services (whose fixture empties the Redis database)."""
     settings = use_settings(monkeypatch, API_KEYS=API_KEYS, CMS_WEBHOOK_SECRET=WEBHOOK_SECRET)
     with ServedApp(create_app(settings)) as base_url:
         yield base_url
