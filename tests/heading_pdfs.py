@@ -6,14 +6,8 @@ sub-heading ("Zoetermeer: telefoonnummer (079) 346 2883"): a reader sees a conta
 
 from __future__ import annotations
 
-import io
+from tests.layout_pdfs import BOLD, FONT, Row, rows_pdf
 
-from reportlab.lib.pagesizes import A4
-from reportlab.pdfgen.canvas import Canvas
-
-PAGE_WIDTH, PAGE_HEIGHT = A4
-MARGIN = 56.0
-FONT, BOLD = "Helvetica", "Helvetica-Bold"
 LEADING = 14.0
 
 TITLE = "Looptest op de loopband"
@@ -27,10 +21,7 @@ PHONE_LINES = [
 def bold_phone_lines_pdf() -> bytes:
     """18 pt title; 10 pt text; bold 10 pt telephone lines set apart; a bold 10 pt
     sub-heading set apart the same way."""
-    buffer = io.BytesIO()
-    canvas = Canvas(buffer, pagesize=A4, invariant=True)
-    y = PAGE_HEIGHT - MARGIN - 20
-    rows = [
+    rows: list[Row] = [
         (BOLD, 18, TITLE, 0.0),
         (FONT, 10, "Kunt u niet komen? Geef het dan zo snel mogelijk door aan de afdeling.", 2.0),
         (FONT, 10, "Dan kan een andere patient uw plaats krijgen. Bel bij voorkeur een dag", 1.0),
@@ -43,10 +34,4 @@ def bold_phone_lines_pdf() -> bytes:
         (FONT, 10, "De meeste mensen hebben na de test weinig klachten.", 1.4),
         (FONT, 10, "Soms zijn de benen een dag wat moe.", 1.0),
     ]
-    for font, size, text, gap in rows:
-        y -= LEADING * gap
-        canvas.setFont(font, size)
-        canvas.drawString(MARGIN, y, text)
-    canvas.showPage()
-    canvas.save()
-    return buffer.getvalue()
+    return rows_pdf(rows, LEADING)

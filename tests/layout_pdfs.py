@@ -126,6 +126,31 @@ def table_pdf() -> bytes:
 
 
 SHORT_LEADING, SHORT_GAP = 15.0, 20.2  # a browser print: 10 pt text, 1.5 line height
+
+
+Row = tuple[str, float, str, float]  # font, size, text, gap before it (in leadings)
+
+
+def draw_rows(canvas: Canvas, rows: list[Row], leading: float = SHORT_LEADING) -> float:
+    """Each row at the left margin, `gap` leadings below the one before; the last baseline."""
+    y = PAGE_HEIGHT - MARGIN - 20
+    for font, size, text, gap in rows:
+        y -= leading * gap
+        canvas.setFont(font, size)
+        canvas.drawString(MARGIN, y, text)
+    return y
+
+
+def rows_pdf(rows: list[Row], leading: float = SHORT_LEADING) -> bytes:
+    """A one-page PDF of `rows` (see `draw_rows`)."""
+    buffer = io.BytesIO()
+    canvas = Canvas(buffer, pagesize=A4, invariant=True)
+    draw_rows(canvas, rows, leading)
+    canvas.showPage()
+    canvas.save()
+    return buffer.getvalue()
+
+
 SHORT_ITEMS = [
     "Blijf rustig.",
     "Laat de aanval zijn beloop hebben.",
@@ -215,9 +240,6 @@ BOLD_RUNNING_ON = "Let goed op wanneer u na de behandeling"
 def bold_lines_pdf() -> bytes:
     """18 pt title; 10 pt text; a bold 11 pt sub-heading set apart; a bold line inside a
     paragraph's rhythm; a bold line whose sentence goes on in lower case below it."""
-    buffer = io.BytesIO()
-    canvas = Canvas(buffer, pagesize=A4, invariant=True)
-    y = PAGE_HEIGHT - MARGIN - 20
     rows = [
         (BOLD, 18, "Behandeling met bestraling", 0.0),
         (FONT, 10, "Deze folder vertelt u wat u van de bestraling kunt verwachten.", 2.0),
@@ -231,13 +253,7 @@ def bold_lines_pdf() -> bytes:
         (BOLD, 10, BOLD_RUNNING_ON, 2.0),
         (FONT, 10, "koorts krijgt, en bel dan de afdeling.", 1.0),
     ]
-    for font, size, text, gap in rows:
-        y -= SHORT_LEADING * gap
-        canvas.setFont(font, size)
-        canvas.drawString(MARGIN, y, text)
-    canvas.showPage()
-    canvas.save()
-    return buffer.getvalue()
+    return rows_pdf(rows)
 
 
 FOLDER_CODE = "114501072025"
@@ -265,15 +281,11 @@ def folder_with_end_blocks_pdf(blocks: list[tuple[str, str]] = END_BLOCKS) -> by
     text, and the folder's order code in 7.5 pt small print at the bottom."""
     buffer = io.BytesIO()
     canvas = Canvas(buffer, pagesize=A4, invariant=True)
-    y = PAGE_HEIGHT - MARGIN - 20
     rows = [(BOLD, 18, "Nierbiopsie", 0.0), (BOLD, 12, "Vragen", 2.0)]
     rows.append((FONT, 10, "Heeft u nog vragen? Bel dan de polikliniek.", 1.5))
     for heading, text in blocks:
         rows += [(BOLD, 12, heading, 2.0), (FONT, 10, text, 1.5)]
-    for font, size, text, gap in rows:
-        y -= SHORT_LEADING * gap
-        canvas.setFont(font, size)
-        canvas.drawString(MARGIN, y, text)
+    y = draw_rows(canvas, rows)
     canvas.setFont(FONT, 7.5)
     canvas.drawRightString(PAGE_WIDTH - MARGIN, y - 60, FOLDER_CODE)
     canvas.showPage()
@@ -367,9 +379,6 @@ def empty_headings_pdf() -> bytes:
     """Two sections at 14 pt bold; the first ends with a sentence set in that heading style,
     right above the second; a box of text before them ends with a bold line at body size
     (no full stop) right above a heading."""
-    buffer = io.BytesIO()
-    canvas = Canvas(buffer, pagesize=A4, invariant=True)
-    y = PAGE_HEIGHT - MARGIN - 20
     rows = [
         (BOLD, 18, "Pijn na de ingreep", 0.0),
         (FONT, 10, "Bel de afdeling als u vragen heeft over de ingreep of de nazorg.", 2.0),
@@ -382,13 +391,7 @@ def empty_headings_pdf() -> bytes:
         (FONT, 10, "Meestal is de pijn na twee of drie dagen weg. Soms duurt het langer.", 1.6),
         (FONT, 10, "Gebruik de tabletten niet langer dan een week zonder overleg.", 1.0),
     ]
-    for font, size, text, gap in rows:
-        y -= SHORT_LEADING * gap
-        canvas.setFont(font, size)
-        canvas.drawString(MARGIN, y, text)
-    canvas.showPage()
-    canvas.save()
-    return buffer.getvalue()
+    return rows_pdf(rows)
 
 
 # A running footer as OCR reads it beside a logo: other noise on each page.
