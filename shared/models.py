@@ -119,7 +119,7 @@ class DocumentVersion(Base):
     chunk_count: Mapped[int | None]
     uploaded_by: Mapped[str | None] = mapped_column(sa.String(200))
     # The request said this version may leave the document without chunks (else a version
-    # that yields none fails `empty_document`; see shared.pipeline.stages.chunk_conversion).
+    # that yields none fails `empty_document`; see shared.pipeline.steps.chunk.chunk_conversion).
     allow_empty: Mapped[bool] = mapped_column(default=False, server_default=sa.false())
     # Stage outputs: the converted Markdown and where its pages start.
     markdown: Mapped[str | None] = deferred(mapped_column(sa.Text))

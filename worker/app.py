@@ -85,7 +85,7 @@ def configure(app: Celery, settings: Settings) -> Celery:
     return app
 
 
-app = configure(Celery("ingest", include=["worker.tasks"]), get_settings())
+app = configure(Celery("ingest", include=["worker.tasks", "worker.reaping"]), get_settings())
 
 
 @worker_init.connect

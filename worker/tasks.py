@@ -12,10 +12,12 @@ A task maps a stage's outcome to Celery, with retry budgets of its own, taken fr
   ends `failed` (retryable) with a message an editor can read.
 The two budgets are counted apart: the BUSY waits travel in the message (`busy_waits`).
 
-Every stage but `ingest.ocr` takes a batch of version ids (a single id is a batch of one) and
-sends the next stage for the versions it finished, with its leases (`handover`): convert takes
-the pages waiting with its own, chunk and embed go on with that batch (embed fills its requests
-with other versions waiting too), upsert and finalize with embed's.
+Every stage takes a batch of version ids (a single id is a batch of one; `ingest.ocr` is sent
+one scanned PDF at a time) and sends the next stage for the versions it finished, with its
+leases (`handover`): convert takes the pages waiting with its own, chunk and embed go on with
+that batch (embed fills its requests with other versions waiting too), upsert and finalize
+with embed's. The stages themselves are `shared.pipeline.steps`, the same functions `ingest
+run` schedules in-process.
 """
 
 from __future__ import annotations
@@ -28,12 +30,10 @@ from typing import Any
 
 from celery import Task
 
-from shared.errors import TransientError
 from shared.log import get_logger
-from shared.pipeline import batches, prepare, stages
+from shared.pipeline import steps
 from shared.pipeline.convert import Ocr
-from shared.pipeline.failures import fail_version
-from shared.pipeline.reaper import reap as reap_versions
+from shared.pipeline.failures import give_up
 from shared.settings import Settings, get_settings
 from worker import wakeup
 from worker.app import app
@@ -62,8 +62,7 @@ def _gave_up_waiting(busy_waits: int, what: str) -> bool:
 
 def _retry_busy(task: Task, busy_waits: int, what: str) -> str:
     if _gave_up_waiting(busy_waits, what):
-        task.request.chain = task.request.callbacks = None
-        return stages.Outcome.STOPPED
+        return "stopped: still held by another task"
     raise task.retry(
         kwargs={**(task.request.kwargs or {}), "busy_waits": busy_waits + 1},
         countdown=get_settings().busy_retry_seconds,
@@ -78,47 +77,11 @@ def _retry_or_fail(task: Task, exc: Exception, version_ids: list[str], busy_wait
     attempt = task.request.retries - busy_waits + 1  # this run, counted from 1
     if attempt < settings.max_attempts:
         backoff = min(2 ** (attempt - 1) * 2, settings.retry_backoff_max_seconds)
-        args = (version_ids if isinstance(task.request.args[0], list) else version_ids[0],)
         raise task.retry(
-            args=args, countdown=backoff * random.uniform(0.75, 1.25), exc=exc
+            args=(version_ids,), countdown=backoff * random.uniform(0.75, 1.25), exc=exc
         ) from exc
-    transient = isinstance(exc, TransientError)
-    if not transient:
-        log.error("unexpected error in a stage", exc_info=exc)
-    for version_id in version_ids:
-        fail_version(
-            uuid.UUID(version_id),
-            code=exc.code if transient else "internal_error",
-            message=exc.message
-            if transient
-            else f"Unexpected error in {task.name}; operators: see the worker log for task "
-            f"{task.request.id}.",
-            retryable=True,
-            actor=task.name,
-        )
-
-
-def _run(
-    task: Task,
-    stage: Callable[[uuid.UUID, str], stages.Outcome],
-    version_id: str,
-    busy_waits: int,
-) -> str:
-    # Messages sent before the stages went over batches carry a Celery chain of the later
-    # stages; a version that stops here must not go on along it (`request.chain` cleared).
-    try:
-        outcome = stage(uuid.UUID(version_id), task.request.id or f"local-{uuid.uuid4()}")
-    except Exception as exc:
-        # Transient errors, and bugs we did not foresee, are retried with backoff; when the
-        # attempts run out the version ends `failed` (retryable) instead of hanging unseen.
-        _retry_or_fail(task, exc, [version_id], busy_waits)
-        task.request.chain = task.request.callbacks = None
-        return stages.Outcome.STOPPED
-    if outcome is stages.Outcome.BUSY:
-        return _retry_busy(task, busy_waits, f"version {version_id}")
-    if outcome is stages.Outcome.STOPPED:
-        task.request.chain = task.request.callbacks = None
-    return outcome
+    hint = f"see the worker log for task {task.request.id}"
+    give_up([uuid.UUID(v) for v in version_ids], exc, task.name, hint)
 
 
 @app.task(name="ingest.convert", **TASK_OPTIONS)
@@ -140,14 +103,17 @@ def convert(
         if full and not settings.eager and wakeup.message_needed():
             convert.apply_async(([],))
 
+    ids = [version_ids] if isinstance(version_ids, str) else version_ids
+    waiting = max(settings.stage_batch_versions - len(ids), 0)
     return _run_batch(
         self,
-        lambda ids, owner, **kw: prepare.convert_versions(
-            ids, owner, ocr=mode, claimed=claimed, **kw
+        lambda ids, owner, **kw: steps.convert_versions(
+            ids, owner, ocr=mode, take_waiting=waiting, claimed=claimed, **kw
         ),
         version_ids,
         busy_waits,
         then=chunk,
+        handover=handover,
     )
 
 
@@ -158,14 +124,15 @@ def _send_to_ocr(version_ids: list[uuid.UUID]) -> None:
 
 
 @app.task(name="ingest.ocr", **TASK_OPTIONS)
-def ocr(self: Task, version_id: str, busy_waits: int = 0) -> str:
+def ocr(self: Task, version_id: str | list[str], busy_waits: int = 0) -> str:
     """The convert stage with OCR, for PDFs with scanned pages (queue `ocr`); then chunk."""
-    outcome = _run(
-        self, lambda v, owner: stages.convert_version(v, owner, Ocr.RUN), version_id, busy_waits
+    return _run_batch(
+        self,
+        lambda ids, owner, **kw: steps.convert_versions(ids, owner, ocr=Ocr.RUN, **kw),
+        version_id,
+        busy_waits,
+        then=chunk,
     )
-    if outcome in (stages.Outcome.DONE, stages.Outcome.SKIPPED):
-        chunk.apply_async(([version_id],))
-    return outcome
 
 
 @app.task(name="ingest.chunk", **TASK_OPTIONS)
@@ -175,13 +142,13 @@ def chunk(
     """Chunks a batch (one transaction stores every version's chunks), then sends it to embed.
     `handover`: the convert task that kept the versions' leases for this one."""
     return _run_batch(
-        self, prepare.chunk_versions, version_ids, busy_waits, then=embed, handover=handover
+        self, steps.chunk_versions, version_ids, busy_waits, then=embed, handover=handover
     )
 
 
 def _run_batch(
     task: Task,
-    stage: Callable[..., batches.BatchOutcome],
+    stage: Callable[..., steps.Outcome],
     version_ids: str | list[str],
     busy_waits: int,
     then: Task | None = None,
@@ -200,7 +167,7 @@ def _run_batch(
         )
     except Exception as exc:
         _retry_or_fail(task, exc, ids, busy_waits)
-        return stages.Outcome.STOPPED
+        return "stopped: failed"
     if then is not None and outcome.go_on:
         then.apply_async(([str(v) for v in outcome.go_on],), {"handover": outcome.handover})
     if outcome.ocr:
@@ -230,7 +197,7 @@ def embed(
     """Embeds its versions and the others waiting in `embedding`, in full requests.
     `handover`: the chunk task that kept the versions' leases for this one."""
     return _run_batch(
-        self, batches.embed_versions, version_ids, busy_waits, then=upsert, handover=handover
+        self, steps.embed_versions, version_ids, busy_waits, then=upsert, handover=handover
     )
 
 
@@ -240,7 +207,7 @@ def upsert(
 ) -> str:
     """`handover`: the embed task that kept the versions' leases for this one."""
     return _run_batch(
-        self, batches.upsert_versions, version_ids, busy_waits, then=finalize, handover=handover
+        self, steps.upsert_versions, version_ids, busy_waits, then=finalize, handover=handover
     )
 
 
@@ -248,24 +215,12 @@ def upsert(
 def finalize(
     self: Task, version_ids: str | list[str], busy_waits: int = 0, handover: str | None = None
 ) -> str:
-    return _run_batch(self, batches.finalize_versions, version_ids, busy_waits, handover=handover)
+    return _run_batch(self, steps.finalize_versions, version_ids, busy_waits, handover=handover)
 
 
 @app.task(name="ingest.delete", **TASK_OPTIONS)
 def delete(self: Task, document_id: str, busy_waits: int = 0) -> str:
-    outcome = stages.delete_document(uuid.UUID(document_id), actor=self.name)
-    if outcome is stages.Outcome.BUSY:
+    outcome = steps.delete_document(uuid.UUID(document_id), actor=self.name)
+    if outcome.busy:
         return _retry_busy(self, busy_waits, f"document {document_id}")
-    return outcome
-
-
-@app.task(name="ingest.reap")
-def reap() -> dict[str, int]:
-    from worker.enqueue import backlog, enqueue_delete, enqueue_version
-
-    report = reap_versions(enqueue_version, enqueue_delete, backlog=backlog)
-    return {
-        "resent": len(report.resent),
-        "failed": len(report.failed),
-        "purges": len(report.purges),
-    }
+    return str(outcome)

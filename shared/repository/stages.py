@@ -10,7 +10,7 @@ import sqlalchemy as sa
 from sqlalchemy.orm import Session, joinedload, undefer
 
 from shared.models import Chunk, Document, DocumentVersion, utcnow
-from shared.repository.batches import CHUNKS
+from shared.repository.leases import CHUNKS, VERSIONS
 from shared.tags import clean_tags
 from shared.urls import safe_url
 
@@ -20,15 +20,33 @@ DOCUMENTS = Document.__table__
 
 
 def load_version(session: Session, version_id: uuid.UUID, *columns: str) -> DocumentVersion | None:
-    """The version row, with the deferred columns named (`content`, `markdown`) loaded, and its
-    document with it when `document` is named (a stage reads it after the session closed)."""
+    """The version row, with the deferred columns named loaded (see `versions_with`)."""
+    found = versions_with(session, [version_id], *columns)
+    return found[0] if found else None
+
+
+def versions_with(
+    session: Session, version_ids: Sequence[uuid.UUID], *columns: str
+) -> list[DocumentVersion]:
+    """The version rows (oldest first), with the deferred columns named (`content`,
+    `markdown`) loaded, and their documents when `document` is named (a stage reads them after
+    the session closed)."""
+    if not version_ids:
+        return []
     options = [
         joinedload(DocumentVersion.document)
         if name == "document"
         else undefer(getattr(DocumentVersion, name))
         for name in columns
     ]
-    return session.get(DocumentVersion, version_id, options=options)
+    return list(
+        session.scalars(
+            sa.select(DocumentVersion)
+            .options(*options)
+            .where(DocumentVersion.id.in_(list(version_ids)))
+            .order_by(DocumentVersion.updated_at)
+        ).unique()
+    )
 
 
 def save_fetched(
@@ -45,40 +63,6 @@ def save_fetched(
         .where(DocumentVersion.id == version_id, DocumentVersion.lease_owner == owner)
         .values(content=content, sha256=sha256, size_bytes=len(content), media_type=media_type)
     )
-
-
-def save_conversion(
-    session: Session,
-    version_id: uuid.UUID,
-    owner: str,
-    *,
-    markdown: str,
-    page_starts: list[list[int]],
-    conversion: dict[str, Any],
-) -> None:
-    session.execute(
-        sa.update(DocumentVersion)
-        .where(DocumentVersion.id == version_id, DocumentVersion.lease_owner == owner)
-        .values(markdown=markdown, page_starts=page_starts, conversion=conversion)
-    )
-
-
-def replace_chunks(
-    session: Session,
-    version_id: uuid.UUID,
-    rows: Sequence[dict[str, Any]],
-    *,
-    count: bool = True,
-) -> None:
-    """The version's chunks, replacing any left by an earlier run of the stage; `count=False`
-    when the caller writes `chunk_count` with the stage's move (a statement less)."""
-    replace_chunks_of(session, {version_id: rows})
-    if count:
-        session.execute(
-            sa.update(DocumentVersion)
-            .where(DocumentVersion.id == version_id)
-            .values(chunk_count=len(rows))
-        )
 
 
 def replace_chunks_of(session: Session, rows: dict[uuid.UUID, Sequence[dict[str, Any]]]) -> None:
@@ -203,3 +187,53 @@ def other_live_lease(session: Session, document_id: uuid.UUID, version_id: uuid.
         ).first()
         is not None
     )
+
+
+def chunks_without_vectors_of(session: Session, version_ids: Sequence[uuid.UUID]) -> list[Any]:
+    """What the embed stage needs of the chunks still to embed (id, version id, point id,
+    headings, text, token count, sections): only those columns, not whole rows."""
+    return list(
+        session.execute(
+            sa.select(
+                CHUNKS.c.id,
+                CHUNKS.c.version_id,
+                CHUNKS.c.point_id,
+                CHUNKS.c.headings,
+                CHUNKS.c.text,
+                CHUNKS.c.token_count,
+                CHUNKS.c.metadata["sections"].label("sections"),
+            )
+            .where(CHUNKS.c.version_id.in_(list(version_ids)), CHUNKS.c.vector.is_(None))
+            .order_by(CHUNKS.c.version_id, CHUNKS.c.index)
+        )
+    )
+
+
+def chunks_with_vectors_of(session: Session, version_ids: Sequence[uuid.UUID]) -> list[Chunk]:
+    return list(
+        session.scalars(
+            sa.select(Chunk)
+            .options(undefer(Chunk.vector), undefer(Chunk.sparse))
+            .where(Chunk.version_id.in_(list(version_ids)))
+            .order_by(Chunk.version_id, Chunk.index)
+        )
+    )
+
+
+def add_usages(
+    session: Session,
+    tokens: dict[uuid.UUID, int],
+    requests: dict[uuid.UUID, int],
+    chunks: dict[uuid.UUID, int],
+) -> None:
+    """Add what answered requests cost to each version they served."""
+    for version_id, count in chunks.items():
+        session.execute(
+            sa.update(VERSIONS)
+            .where(VERSIONS.c.id == version_id)
+            .values(
+                tokens_spent=VERSIONS.c.tokens_spent + tokens.get(version_id, 0),
+                embedding_requests=VERSIONS.c.embedding_requests + requests.get(version_id, 0),
+                chunks_embedded=VERSIONS.c.chunks_embedded + count,
+            )
+        )

@@ -5,8 +5,6 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import timedelta
-from enum import Enum
 from typing import Any
 
 import sqlalchemy as sa
@@ -15,7 +13,7 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
 from shared.models import Document, DocumentVersion, Event, utcnow
-from shared.states import IN_FLIGHT, WORK_STAGES, Status, can_move, next_stage
+from shared.states import IN_FLIGHT, Status, can_move
 
 STAGE_TIMESTAMP = {
     Status.CONVERTING: "converting_at",
@@ -241,95 +239,6 @@ def supersede_in_flight(
     return done
 
 
-# --- leases: one task at a time per version ----------------------------------------------
-
-
-class Claim(Enum):
-    CLAIMED = "claimed"  # this task owns the version for the stage now
-    BUSY = "busy"  # another live task owns it: try again later
-    SKIP = "skip"  # the stage is done, or the version left the pipeline
-
-
-def claim_stage(
-    session: Session, version_id: uuid.UUID, stage: Status, owner: str, lease: timedelta
-) -> Claim:
-    """Take the version for `stage`: enter it from the state before, or resume it when the
-    previous owner's lease has run out (a worker died). Exactly one caller wins."""
-    now = utcnow()
-    lease_values = {"lease_owner": owner, "lease_expires_at": now + lease}
-    previous = (
-        Status.RECEIVED if stage is Status.CONVERTING else WORK_STAGES[WORK_STAGES.index(stage) - 1]
-    )
-    free = sa.or_(DocumentVersion.lease_owner.is_(None), DocumentVersion.lease_expires_at < now)
-    if stage is Status.CONVERTING and transition(
-        session,
-        version_id,
-        previous,
-        stage,
-        actor=owner,
-        where=[free],
-        values={**lease_values, "attempts": DocumentVersion.attempts + 1},
-    ):
-        return Claim.CLAIMED
-    taken = session.execute(
-        sa.update(DocumentVersion)
-        .where(DocumentVersion.id == version_id, DocumentVersion.status == stage, free)
-        .values(updated_at=now, **lease_values)
-    ).rowcount
-    if taken:
-        return Claim.CLAIMED
-    status = session.execute(
-        sa.select(DocumentVersion.status).where(DocumentVersion.id == version_id)
-    ).scalar_one_or_none()
-    if status == stage or (status == previous and stage is Status.CONVERTING):
-        return Claim.BUSY
-    return Claim.SKIP
-
-
-def heartbeat(session: Session, version_id: uuid.UUID, owner: str, lease: timedelta) -> bool:
-    """Extend the lease during long work; False when the version is no longer ours."""
-    now = utcnow()
-    return bool(
-        session.execute(
-            sa.update(DocumentVersion)
-            .where(DocumentVersion.id == version_id, DocumentVersion.lease_owner == owner)
-            .values(lease_expires_at=now + lease, updated_at=now)
-        ).rowcount
-    )
-
-
-def finish_stage(
-    session: Session,
-    version_id: uuid.UUID,
-    stage: Status,
-    owner: str,
-    *,
-    values: dict[str, Any] | None = None,
-    keep_lease: bool = False,
-) -> bool:
-    """Move from `stage` to the next state and give the lease back (or keep it, for a task
-    that goes on with the next stage itself); False if no longer ours."""
-    lease = {} if keep_lease else {"lease_owner": None, "lease_expires_at": None}
-    return transition(
-        session,
-        version_id,
-        stage,
-        next_stage(stage),
-        actor=owner,
-        where=[DocumentVersion.lease_owner == owner],
-        values={**lease, **(values or {})},
-    )
-
-
-def release(session: Session, version_id: uuid.UUID, owner: str) -> None:
-    """Give the lease back without moving (a task that found its version superseded)."""
-    session.execute(
-        sa.update(DocumentVersion)
-        .where(DocumentVersion.id == version_id, DocumentVersion.lease_owner == owner)
-        .values(lease_owner=None, lease_expires_at=None)
-    )
-
-
 def fail_version(
     session: Session,
     version_id: uuid.UUID,
@@ -366,18 +275,20 @@ def fail_version(
     return row.document_id if moved else None
 
 
-def mark_fetched_unchanged(session: Session, version: DocumentVersion, owner: str) -> bool:
+def mark_fetched_unchanged(
+    session: Session, version_id: uuid.UUID, document_id: uuid.UUID, sha256: str, owner: str
+) -> bool:
     """A fetched page turned out to be the indexed version's bytes: `unchanged`, no work."""
     current = session.scalar(
         sa.select(DocumentVersion)
         .join(Document, Document.current_version_id == DocumentVersion.id)
-        .where(Document.id == version.document_id, Document.deleted_at.is_(None))
+        .where(Document.id == document_id, Document.deleted_at.is_(None))
     )
-    if current is None or current.id == version.id or current.sha256 != version.sha256:
+    if current is None or current.id == version_id or current.sha256 != sha256:
         return False
     return transition(
         session,
-        version.id,
+        version_id,
         Status.CONVERTING,
         Status.UNCHANGED,
         actor=owner,

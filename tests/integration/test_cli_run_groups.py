@@ -1,4 +1,4 @@
-"""`ingest run` converts and chunks pages a group at a time (shared.pipeline.local_run.GROUP):
+"""`ingest run` converts and chunks pages a group at a time (shared.pipeline.in_process.GROUP):
 each version must still move through its own states with its own events, fail on its own, and
 a killed run must leave nothing that a rerun does not finish. SQLite's writers take turns on a
 lock in this process (shared.db); two threads writing at once must both get through."""
@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 
 from shared.db import transaction
 from shared.models import Event
-from shared.pipeline.local_run import GROUP
+from shared.pipeline.in_process import GROUP
 from tests.conftest import CORPUS, ROOT
 from tests.fakes.openai_server import FakeOpenAI
 from tests.workers import wait_for
@@ -222,7 +222,7 @@ def test_a_run_does_not_wait_for_the_leases_a_killed_run_left(
     from shared import ingest
     from shared import repository as repo
     from shared.models import Document, DocumentVersion
-    from shared.pipeline.local_run import OWNER
+    from shared.pipeline.in_process import OWNER
     from shared.states import Status
     from tests.versions import new_version
 
@@ -236,10 +236,10 @@ def test_a_run_does_not_wait_for_the_leases_a_killed_run_left(
     # What a run killed while converting the edit leaves behind.
     left = ingest.submit(new_version(edited, external_id, source=source), lambda _: None)
     with transaction() as session:
-        claim = repo.claim_stage(
-            session, left.version_id, Status.CONVERTING, OWNER, timedelta(minutes=15)
+        claim = repo.claim(
+            session, Status.CONVERTING, OWNER, timedelta(minutes=15), [left.version_id]
         )
-    assert claim is repo.Claim.CLAIMED
+    assert left.version_id in claim.claimed
 
     page.write_bytes(edited)
     result = runner.invoke(app, ["run", str(page)])

@@ -9,7 +9,7 @@ import pytest
 
 from shared import repository as repo
 from shared.db import transaction
-from shared.pipeline import batches, indexing
+from shared.pipeline import indexing, steps
 from tests.fakes.openai_server import vector_for
 from tests.integration.test_round_trips import register, to_embedding
 from tests.pipeline import PipelineEnv
@@ -35,7 +35,7 @@ U krijgt pijnstillers mee naar huis.
 def test_the_embed_stage_names_every_section_a_chunk_covers(pipeline: PipelineEnv) -> None:
     version_id = register(PAGE.encode(), "knie")
     to_embedding(version_id)
-    batches.embed_versions([version_id], "embed", take_waiting=False)
+    steps.embed_versions([version_id], "embed", take_waiting=False)
 
     with transaction() as session:
         (row,) = repo.chunks_with_vectors_of(session, [version_id])

@@ -26,7 +26,7 @@ LEASE = timedelta(minutes=5)
 
 def claim(factory: sessionmaker[Session], version_id: uuid.UUID, stage: Status, owner: str) -> bool:
     with factory.begin() as session:
-        return repo.claim_stage(session, version_id, stage, owner, LEASE) is repo.Claim.CLAIMED
+        return version_id in repo.claim(session, stage, owner, LEASE, [version_id]).claimed
 
 
 def waiting_on_a_lock(pg: str) -> bool:
@@ -42,10 +42,10 @@ def waiting_on_a_lock(pg: str) -> bool:
 
 
 def test_convert_writing_twice_while_a_version_registers_does_not_deadlock(pg: str) -> None:
-    """The convert stage updates its row twice in one transaction (output, then the state):
-    the second update's foreign-key check takes FOR KEY SHARE on the document, which the
-    registration holds locked while it waits for the version row. A FOR UPDATE there is a
-    deadlock; FOR NO KEY UPDATE is not."""
+    """A stage that updates its row twice in one transaction (a heartbeat, then the move with
+    its conversion): the second update's foreign-key check takes FOR KEY SHARE on the
+    document, which the registration holds locked while it waits for the version row. A FOR
+    UPDATE there is a deadlock; FOR NO KEY UPDATE is not."""
     factory = sessionmaker(engine_for(pg), expire_on_commit=False)
     with factory.begin() as session:
         v1 = repo.register_version(session, new_version(b"# Knie\n\nEen.", source="cms")).version_id
@@ -53,9 +53,7 @@ def test_convert_writing_twice_while_a_version_registers_does_not_deadlock(pg: s
 
     stage = factory()
     stage.begin()
-    repo.save_conversion(
-        stage, v1, "convert-task", markdown="# Knie", page_starts=[], conversion={}
-    )
+    assert repo.heartbeat(stage, "convert-task", [v1], LEASE) == {v1}
     outcome: list[object] = []
 
     def register_newer() -> None:
@@ -71,7 +69,10 @@ def test_convert_writing_twice_while_a_version_registers_does_not_deadlock(pg: s
     newer.start()
     try:
         wait_for(lambda: waiting_on_a_lock(pg), timeout=10, what="the registration to wait")
-        assert repo.finish_stage(stage, v1, Status.CONVERTING, "convert-task")
+        conversion = {"markdown": "# Knie", "page_starts": [], "conversion": {}}
+        assert repo.finish(
+            stage, Status.CONVERTING, "convert-task", [v1], each={v1: conversion}
+        ) == [v1]
         stage.commit()
     finally:
         stage.close()
@@ -144,20 +145,22 @@ def test_many_registrations_of_one_page_while_its_versions_move_never_deadlock(p
             with factory.begin() as session:
                 version = session.get(DocumentVersion, version_id)
                 assert version is not None
+                values: dict[str, object] = {}
                 if stage is Status.CONVERTING:
-                    repo.save_conversion(
-                        session, version_id, owner, markdown="# K", page_starts=[], conversion={}
-                    )
+                    values = {"markdown": "# K", "page_starts": [], "conversion": {}}
                 elif stage is Status.CHUNKING:
                     repo.describe_document(session, version.document_id, {"title": "Knie"})
-                    repo.replace_chunks(session, version_id, chunk_rows(version.document_id))
+                    rows = chunk_rows(version.document_id)
+                    repo.replace_chunks_of(session, {version_id: rows})
+                    values = {"chunk_count": len(rows)}
                 elif stage is Status.EMBEDDING:
                     repo.add_usage(session, version_id, 10, 1, 1)
                 if stage is Status.UPSERTING:
-                    if not repo.make_current(session, version, owner):
-                        repo.release(session, version_id, owner)
+                    repo.lock_documents_of(session, [version_id])
+                    if not repo.make_current(session, owner, [version_id]):
+                        repo.release(session, owner, [version_id])
                     return
-                if not repo.finish_stage(session, version_id, stage, owner):
+                if not repo.finish(session, stage, owner, [version_id], each={version_id: values}):
                     return
 
     registrars_done = threading.Event()

@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from shared import repository as repo
 from shared.db import transaction
 from shared.models import DocumentVersion, utcnow
-from shared.pipeline import stages
+from shared.pipeline import steps
 from shared.pipeline.reaper import reap
 from shared.states import Status
 from tests.integration.test_pipeline import page, point_ids_of
@@ -86,11 +86,11 @@ def test_reaper_recovers_a_version_left_in_embedding_with_no_task(pipeline: Pipe
         )
         registered = repo.register_version(session, new)
     version_id = registered.version_id
-    assert stages.convert_version(version_id, "here") is stages.Outcome.DONE
-    assert stages.chunk_version(version_id, "here") is stages.Outcome.DONE
+    assert steps.convert_versions([version_id], "here", then_chunk=True).done == [version_id]
     past = utcnow() - timedelta(minutes=10)
     with transaction() as session:
-        assert repo.claim_stage(session, version_id, Status.EMBEDDING, "dead", timedelta(0))
+        claim = repo.claim(session, Status.EMBEDDING, "dead", timedelta(0), [version_id])
+        assert version_id in claim.claimed
         session.execute(
             sa.update(DocumentVersion)
             .where(DocumentVersion.id == version_id)

@@ -16,7 +16,7 @@ from shared import repository as repo
 from shared.adapters.qdrant import collection_name
 from shared.db import engine, transaction
 from shared.models import Document
-from shared.pipeline import batches, stages
+from shared.pipeline import indexing, steps
 from shared.states import Status
 from tests.pipeline import PipelineEnv
 from tests.versions import new_version
@@ -43,8 +43,8 @@ def register(content: bytes, external_id: str = "knee", title: str | None = None
 
 
 def to_embedding(version_id: uuid.UUID) -> None:
-    assert stages.convert_version(version_id, "convert-task") is stages.Outcome.DONE
-    assert stages.chunk_version(version_id, "chunk-task") is stages.Outcome.DONE
+    converted = steps.convert_versions([version_id], "convert-task", then_chunk=True)
+    assert converted.done == [version_id]
 
 
 @contextmanager
@@ -74,16 +74,16 @@ def test_an_embed_task_whose_page_another_task_carries_on_stops_there(
 ) -> None:
     version_id = register(PAGE.encode())
     to_embedding(version_id)
-    carried = batches.embed_versions([version_id], "carrier", take_waiting=False)
+    carried = steps.embed_versions([version_id], "carrier", take_waiting=False)
     assert carried.go_on == [version_id] and status(version_id) is Status.UPSERTING
 
     # The page's own embed message, delivered late: the carrier still holds the page for its
     # upsert, so sending upsert again would only wait on it (and retry, and run finalize).
-    late = batches.embed_versions([version_id], "own-embed-task")
+    late = steps.embed_versions([version_id], "own-embed-task")
 
     assert late.go_on == [] and late.stopped == [version_id]
     # A redelivery of the carrier's own message (same task id) does go on.
-    assert batches.embed_versions([version_id], "carrier").go_on == [version_id]
+    assert steps.embed_versions([version_id], "carrier").go_on == [version_id]
 
 
 def test_finalize_of_a_new_page_commits_once_and_an_edit_deletes_its_stale_points(
@@ -91,25 +91,23 @@ def test_finalize_of_a_new_page_commits_once_and_an_edit_deletes_its_stale_point
 ) -> None:
     first = register(PAGE.encode())
     to_embedding(first)
-    outcome = batches.embed_versions([first], "embed-1", take_waiting=False)
-    outcome = batches.upsert_versions(outcome.go_on, "upsert-1", handover_from="embed-1")
+    outcome = steps.embed_versions([first], "embed-1", take_waiting=False)
+    outcome = steps.upsert_versions(outcome.go_on, "upsert-1", handover_from="embed-1")
     with commits() as seen:
-        done = batches.finalize_versions(outcome.go_on, "finalize-1", handover_from="upsert-1")
+        done = steps.finalize_versions(outcome.go_on, "finalize-1", handover_from="upsert-1")
     assert done.go_on == [first] and status(first) is Status.INDEXED
     assert len(seen) == 1  # claim, make current and its events together: nothing was stale
 
     edited = register(PAGE.replace("midnight", "ten in the evening").encode())
     to_embedding(edited)
-    outcome = batches.embed_versions([edited], "embed-2", take_waiting=False)
-    outcome = batches.upsert_versions(outcome.go_on, "upsert-2", handover_from="embed-2")
+    outcome = steps.embed_versions([edited], "embed-2", take_waiting=False)
+    outcome = steps.upsert_versions(outcome.go_on, "upsert-2", handover_from="embed-2")
     with commits() as seen:
-        done = batches.finalize_versions(outcome.go_on, "finalize-2", handover_from="upsert-2")
+        done = steps.finalize_versions(outcome.go_on, "finalize-2", handover_from="upsert-2")
     assert done.go_on == [edited] and status(edited) is Status.INDEXED
     assert status(first) is Status.SUPERSEDED
     assert len(seen) == 2  # the stale point leaves Qdrant between the claim and the move
-    index = batches.indexing.index_for(
-        pipeline.settings, batches.indexing.embedder(pipeline.settings)
-    )
+    index = indexing.index_for(pipeline.settings, indexing.embedder(pipeline.settings))
     with transaction() as session:
         current = repo.current_point_ids(session)
     assert index.all_point_ids() == set(current)
@@ -135,8 +133,8 @@ def test_front_matter_fills_only_what_the_uploader_did_not_give(pipeline: Pipeli
 def test_local_qdrant_commits_its_points_in_wal_mode(pipeline: PipelineEnv) -> None:
     version_id = register(PAGE.encode())
     to_embedding(version_id)
-    outcome = batches.embed_versions([version_id], "embed", take_waiting=False)
-    batches.upsert_versions(outcome.go_on, "upsert", handover_from="embed")
+    outcome = steps.embed_versions([version_id], "embed", take_waiting=False)
+    steps.upsert_versions(outcome.go_on, "upsert", handover_from="embed")
 
     name = collection_name(
         pipeline.env["EMBEDDING_MODEL"], int(pipeline.env["EMBEDDING_DIMENSIONS"])

@@ -30,12 +30,12 @@ def advance(factory: sessionmaker[Session], version_id: uuid.UUID, until: Status
     for stage in WORK_STAGES:
         owner = f"task-{stage}"
         with factory.begin() as session:
-            if repo.claim_stage(session, version_id, stage, owner, LEASE) is not repo.Claim.CLAIMED:
+            if version_id not in repo.claim(session, stage, owner, LEASE, [version_id]).claimed:
                 return False
         if stage == until:
             return True
         with factory.begin() as session:
-            if not repo.finish_stage(session, version_id, stage, owner):
+            if not repo.finish(session, stage, owner, [version_id]):
                 return False
     return True
 
@@ -98,8 +98,8 @@ def test_same_bytes_twice_is_unchanged(factory: sessionmaker[Session]) -> None:
     assert first.status is Status.RECEIVED
     assert advance(factory, first.version_id, until=Status.UPSERTING)
     with factory.begin() as session:
-        version = session.get(DocumentVersion, first.version_id)
-        assert repo.make_current(session, version, "task-upserting")
+        repo.lock_documents_of(session, [first.version_id])
+        assert repo.make_current(session, "task-upserting", [first.version_id])
     assert status_of(factory, first.version_id) is Status.INDEXED
 
     second = register(factory, b"# Page\n\nBody")
@@ -119,12 +119,12 @@ def test_newer_version_supersedes_the_one_in_flight(factory: sessionmaker[Sessio
 
     # v1's running task cannot move it any further, nor claim another stage.
     with factory.begin() as session:
-        assert not repo.finish_stage(session, v1.version_id, Status.EMBEDDING, "task-embedding")
-        claim = repo.claim_stage(session, v1.version_id, Status.UPSERTING, "other", LEASE)
-        assert claim is repo.Claim.SKIP
+        assert not repo.finish(session, Status.EMBEDDING, "task-embedding", [v1.version_id])
+        claim = repo.claim(session, Status.UPSERTING, "other", LEASE, [v1.version_id])
+        assert claim.gone == {v1.version_id}
     assert advance(factory, v2.version_id, until=Status.UPSERTING)
     with factory.begin() as session:
-        assert repo.finish_stage(session, v2.version_id, Status.UPSERTING, "task-upserting")
+        assert repo.finish(session, Status.UPSERTING, "task-upserting", [v2.version_id])
     assert status_of(factory, v2.version_id) is Status.INDEXED
     assert status_of(factory, v1.version_id) is Status.SUPERSEDED
 
@@ -135,26 +135,21 @@ def test_a_live_lease_keeps_a_second_task_out_until_it_expires(
     version_id = register(factory, b"lease me").version_id
     with factory.begin() as session:
         assert (
-            repo.claim_stage(session, version_id, Status.CONVERTING, "a", LEASE)
-            is repo.Claim.CLAIMED
+            version_id in repo.claim(session, Status.CONVERTING, "a", LEASE, [version_id]).claimed
         )
     with factory.begin() as session:
-        assert (
-            repo.claim_stage(session, version_id, Status.CONVERTING, "b", LEASE) is repo.Claim.BUSY
-        )
+        assert repo.claim(session, Status.CONVERTING, "b", LEASE, [version_id]).held == {version_id}
         # The first owner died: its lease runs out and the next delivery resumes the stage.
         expired = utcnow() - timedelta(seconds=1)
         session.execute(sa.update(DocumentVersion).values(lease_expires_at=expired))
     with factory.begin() as session:
         assert (
-            repo.claim_stage(session, version_id, Status.CONVERTING, "b", LEASE)
-            is repo.Claim.CLAIMED
+            version_id in repo.claim(session, Status.CONVERTING, "b", LEASE, [version_id]).claimed
         )
-        assert not repo.finish_stage(session, version_id, Status.CONVERTING, "a")
-        assert repo.finish_stage(session, version_id, Status.CONVERTING, "b")
-        assert (
-            repo.claim_stage(session, version_id, Status.CONVERTING, "c", LEASE) is repo.Claim.SKIP
-        )
+        assert not repo.finish(session, Status.CONVERTING, "a", [version_id])
+        assert repo.finish(session, Status.CONVERTING, "b", [version_id])
+        # Past the stage (the next stage claims it): a late delivery of convert goes on.
+        assert repo.claim(session, Status.CONVERTING, "c", LEASE, [version_id]).past == {version_id}
 
 
 def test_disallowed_transition_is_refused(factory: sessionmaker[Session]) -> None:
@@ -171,7 +166,7 @@ def test_a_stage_finishing_while_a_newer_version_registers_is_still_superseded(p
     assert advance(factory, v1, until=Status.CONVERTING)
 
     stage = factory()  # the worker's finish, left open: it holds v1's row lock
-    assert repo.finish_stage(stage, v1, Status.CONVERTING, f"task-{Status.CONVERTING}")
+    assert repo.finish(stage, Status.CONVERTING, f"task-{Status.CONVERTING}", [v1])
     registered: list[repo.Registered] = []
     newer = threading.Thread(
         target=lambda: registered.append(register(factory, b"# Knie\n\nVersie twee."))

@@ -132,7 +132,7 @@ def test_chunk_rows_carry_no_front_matter_and_short_headings() -> None:
 def test_the_conversion_keeps_the_front_matter_once_and_leaves_refusals_to_the_chunk_stage() -> (
     None
 ):
-    from shared.pipeline.stages import conversion_output
+    from shared.pipeline.steps.convert import conversion_output
 
     kept = conversion_output(Converted(markdown="---\ntitle: Knie\n---\n# Knie\n"))
     assert kept["conversion"]["front_matter"] == {"title": "Knie"}

