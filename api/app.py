@@ -112,7 +112,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(metrics.HttpMetricsMiddleware, metrics=http_metrics)
     app.add_middleware(SecurityHeaders)  # every response, refusals included
     app.add_middleware(RequestLogMiddleware)  # outermost: every answer gets its line and id
-    app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
+    app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]  # FastAPI's documented override
     return app
 
 

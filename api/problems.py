@@ -8,6 +8,7 @@ validation failures.
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from http import HTTPStatus
 from typing import Any
 
@@ -54,7 +55,7 @@ def problem(
     detail: str | None = None,
     *,
     title: str | None = None,
-    headers: dict[str, str] | None = None,
+    headers: Mapping[str, str] | None = None,
     **extra: Any,
 ) -> ProblemResponse:
     body: dict[str, Any] = {

@@ -49,7 +49,7 @@ def _credential(name: str, value: str) -> bool:
 def request_id_from(scope: Scope) -> str:
     for name, value in scope.get("headers", []):
         if name == REQUEST_ID_HEADER.encode():
-            given = value.decode("latin-1").strip()
+            given: str = value.decode("latin-1").strip()
             if _SANE_REQUEST_ID.match(given):
                 return given
     return uuid.uuid4().hex

@@ -51,9 +51,12 @@ class BulkRequest(BaseModel):
     filter: ListFilter | None = None
 
 
+Outcome = Literal["done", "not_found", "deleted", "no_version"]
+
+
 class BulkOutcome(BaseModel):
     document_id: uuid.UUID
-    outcome: Literal["done", "not_found", "deleted", "no_version"]
+    outcome: Outcome
 
 
 class BulkResult(BaseModel):
@@ -112,7 +115,7 @@ def bulk_action(
     return BulkResult(action=body.action, done=sum(i.outcome == "done" for i in items), items=items)
 
 
-def _act(request: Request, action: str, document_id: uuid.UUID, caller: str) -> str:
+def _act(request: Request, action: str, document_id: uuid.UUID, caller: str) -> Outcome:
     with transaction() as session:
         found = repo.get_document(session, document_id)
     if found is None:

@@ -53,7 +53,9 @@ NUMBER = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
 router = APIRouter(prefix="/v1/documents", tags=["documents"])
 #: Reading documents, versions, events and chunks.
 Caller = Annotated[str, Depends(require_scope("read"))]
-SCOPE_REFUSED = {403: {"description": "The API key's scopes do not allow this."}}
+SCOPE_REFUSED: dict[int | str, dict[str, Any]] = {
+    403: {"description": "The API key's scopes do not allow this."}
+}
 
 PROBLEMS: dict[int | str, dict[str, Any]] = {
     401: {"description": "No or wrong API key."},

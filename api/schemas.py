@@ -50,7 +50,7 @@ class Accepted(BaseModel):
     external_id: str
     new_version_of: PreviousVersion | None = None
     note: str | None = Field(
-        None, description="'New version of <title>, uploaded by <who> on <date>.'"
+        default=None, description="'New version of <title>, uploaded by <who> on <date>.'"
     )
 
 

@@ -9,12 +9,15 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 import orjson
 import sqlalchemy as sa
 from sqlalchemy.engine import make_url
+from sqlalchemy.engine.interfaces import DBAPIConnection, DBAPICursor, ExecutionContext
 from sqlalchemy.exc import DBAPIError, DisconnectionError
 from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.pool import ConnectionPoolEntry, PoolProxiedConnection
 
 from shared.settings import get_settings
 
@@ -40,7 +43,9 @@ def engine_for(url: str) -> sa.Engine:
         engine = sa.create_engine(url, connect_args={"timeout": 30})
 
         @sa.event.listens_for(engine, "connect")
-        def _sqlite_pragmas(dbapi_connection, _record) -> None:  # type: ignore[no-untyped-def]
+        def _sqlite_pragmas(
+            dbapi_connection: DBAPIConnection, _record: ConnectionPoolEntry
+        ) -> None:
             cursor = dbapi_connection.cursor()
             cursor.execute("PRAGMA journal_mode=WAL")
             # WAL with NORMAL: a commit is not fsynced (a power cut may lose the last ones, a
@@ -77,7 +82,14 @@ def _one_writer_at_a_time(engine: sa.Engine) -> None:
     writer = WRITERS[engine] = threading.RLock()  # a thread's 2nd connection: no self-wait
 
     @sa.event.listens_for(engine, "before_cursor_execute")
-    def _first_write(conn, _cursor, statement, _params, _context, _many) -> None:  # type: ignore[no-untyped-def]
+    def _first_write(
+        conn: sa.Connection,
+        _cursor: DBAPICursor,
+        statement: str,
+        _params: Any,
+        _context: ExecutionContext | None,
+        _many: bool,
+    ) -> None:
         info = conn.info  # the pooled connection's, as the record's below
         if info.get("writing") or statement.lstrip()[:6].upper() in ("SELECT", "PRAGMA"):
             return
@@ -86,14 +98,18 @@ def _one_writer_at_a_time(engine: sa.Engine) -> None:
     # Given back when the connection goes back to the pool, after its COMMIT or ROLLBACK ran
     # (the `commit` event fires before it: the next writer would still meet SQLite's lock).
     @sa.event.listens_for(engine, "checkin")
-    def _checked_in(_dbapi_connection, record) -> None:  # type: ignore[no-untyped-def]
+    def _checked_in(_dbapi_connection: DBAPIConnection | None, record: ConnectionPoolEntry) -> None:
         _give_back(record.info)
 
     @sa.event.listens_for(engine, "invalidate")
-    def _invalidated(_dbapi_connection, record, _exception) -> None:  # type: ignore[no-untyped-def]
+    def _invalidated(
+        _dbapi_connection: DBAPIConnection,
+        record: ConnectionPoolEntry,
+        _exception: BaseException | None,
+    ) -> None:
         _give_back(record.info)
 
-    def _give_back(info: dict) -> None:  # type: ignore[type-arg]
+    def _give_back(info: dict[str, Any]) -> None:
         if info.pop("writing", False):
             with contextlib.suppress(RuntimeError):  # released by another thread (GC): gone
                 writer.release()
@@ -108,11 +124,15 @@ def _ping_when_idle(engine: sa.Engine) -> None:
     whole pool, and the task is retried (stages are safe to run twice)."""
 
     @sa.event.listens_for(engine, "checkin")
-    def _checked_in(_dbapi_connection, record) -> None:  # type: ignore[no-untyped-def]
+    def _checked_in(_dbapi_connection: DBAPIConnection | None, record: ConnectionPoolEntry) -> None:
         record.info["idle_since"] = time.monotonic()
 
     @sa.event.listens_for(engine, "checkout")
-    def _checkout(dbapi_connection, record, _proxy) -> None:  # type: ignore[no-untyped-def]
+    def _checkout(
+        dbapi_connection: DBAPIConnection,
+        record: ConnectionPoolEntry,
+        _proxy: PoolProxiedConnection,
+    ) -> None:
         since = record.info.get("idle_since")
         if since is not None and time.monotonic() - since < IDLE_PING_SECONDS:
             return

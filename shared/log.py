@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import sys
 import uuid
+from collections.abc import Mapping
 from contextvars import Token
 from types import TracebackType
 from typing import Any, TextIO
@@ -46,7 +47,7 @@ LEADING_FIELDS = ("timestamp", "level", "logger", "message")
 def _leading_fields_first(_: object, __: str, event: EventDict) -> EventDict:
     """Time, level, logger and message first: a JSON line stays readable with `tail -f`."""
     first = {key: event.pop(key) for key in LEADING_FIELDS if key in event}
-    return first | event
+    return {**first, **event}
 
 
 def configure_logging(settings: Settings, stream: TextIO | None = None) -> None:
@@ -90,10 +91,11 @@ def configure_logging(settings: Settings, stream: TextIO | None = None) -> None:
 def _masking(settings: Settings) -> Processor:
     """A last processor that masks passwords and keys in the rendered line."""
 
-    def masked(_: object, __: str, line: str) -> str:  # type: ignore[override]
+    def masked(_: object, __: str, line: str) -> str:
         return mask(line, settings)
 
-    return masked  # type: ignore[return-value]
+    # The last processor is handed the rendered line (str), not the EventDict of `Processor`.
+    return masked  # type: ignore[return-value]  # str in, not EventDict: see above
 
 
 def get_logger(name: str) -> structlog.stdlib.BoundLogger:
@@ -104,7 +106,7 @@ def get_logger(name: str) -> structlog.stdlib.BoundLogger:
 class Binding:
     """Ids bound to the current context; `with` restores what was bound before."""
 
-    def __init__(self, tokens: dict[str, Token[Any]]) -> None:
+    def __init__(self, tokens: Mapping[str, Token[Any]]) -> None:
         self._tokens = tokens
 
     def __enter__(self) -> Binding:

@@ -80,8 +80,8 @@ def configure(app: Celery, settings: Settings) -> Celery:
     # Celery caches its broker connection and producer pools from the first broker URL and
     # has no public way to drop them (`app.close()` also deregisters the app): drop them here so
     # a changed `broker_url` takes effect. At start-up nothing is pooled yet.
-    app._pool = None
-    app.amqp._producer_pool = None
+    app._pool = None  # type: ignore[attr-defined]  # private, not in celery-types
+    app.amqp._producer_pool = None  # type: ignore[attr-defined]  # private, as above
     return app
 
 

@@ -49,7 +49,7 @@ def task_ids(task_name: str, task_id: str | None, args: tuple[Any, ...]) -> dict
 
 
 @task_prerun.connect
-def _bind_task(task_id: str, task: Task, args: tuple[Any, ...] = (), **_: Any) -> None:
+def _bind_task(task_id: str, task: Task[Any, Any], args: tuple[Any, ...] = (), **_: Any) -> None:
     log.clear()
     log.bind(**task_ids(task.name, task_id, tuple(args or ())))
 

@@ -172,8 +172,7 @@ class QdrantIndex:
                     with_payload=False,
                 )
             for record in records:
-                vector = record.vector[DENSE] if self.named else record.vector  # type: ignore[index]
-                found[uuid.UUID(str(record.id))] = list(vector)  # type: ignore[arg-type]
+                found[uuid.UUID(str(record.id))] = _stored_dense(record.vector, self.named)
         return found
 
     def upsert(self, points: Sequence[Point], batch_size: int = 256) -> None:
@@ -374,6 +373,15 @@ def _unit(vector: list[float]) -> list[float]:
     array = np.asarray(vector, dtype=np.float64)
     norm = float(np.linalg.norm(array))
     return (array / norm).tolist() if norm > 0 else list(vector)
+
+
+def _stored_dense(vector: object, named: bool) -> list[float]:
+    """A retrieved point's dense vector: the one named DENSE, or the only one."""
+    if named and isinstance(vector, dict):
+        vector = vector[DENSE]
+    if not isinstance(vector, list):
+        raise TypeError(f"a stored point without a dense vector: {type(vector).__name__}")
+    return list(vector)
 
 
 def _named(vectors: Any, name: str) -> Any:

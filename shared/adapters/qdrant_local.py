@@ -40,7 +40,7 @@ import threading
 import weakref
 from collections.abc import Callable, Iterator, Sequence
 from contextvars import ContextVar
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from qdrant_client.http import models as rest
@@ -123,7 +123,7 @@ class _Postings:
         self.exact = all(row is not None for row in self.rows)
         if not self.exact:
             return
-        rows: list[tuple[np.ndarray, np.ndarray]] = self.rows  # type: ignore[assignment]
+        rows = cast("list[tuple[np.ndarray, np.ndarray]]", self.rows)  # no None: checked above
         if not rows:
             rows = [_EMPTY]
         lengths = np.fromiter((len(r[0]) for r in rows), dtype=np.int64, count=len(rows))
@@ -185,7 +185,7 @@ class _Mask:
     """One filter's answer for every point of one collection, and what it was computed from."""
 
     def __init__(self) -> None:
-        self.payloads: list[dict] = []  # the payload objects checked, by identity
+        self.payloads: list[dict[str, Any]] = []  # the payload objects checked, by identity
         self.ids: list[Any] = []
         self.has: dict[str, np.ndarray] = {}  # deleted_per_vector as it was
         self.mask = np.zeros(0, dtype=bool)
@@ -193,7 +193,7 @@ class _Mask:
     def update(
         self,
         flt: Any,
-        payloads: list[dict],
+        payloads: list[dict[str, Any]],
         ids: list[Any],
         deleted_per_vector: dict[str, np.ndarray],
     ) -> np.ndarray:
@@ -220,12 +220,12 @@ class _Mask:
 
 
 #: per payload list (one per collection; kept alive here, so ids are not reused): filters
-_masks: dict[int, tuple[list[dict], dict[str, _Mask]]] = {}
+_masks: dict[int, tuple[list[dict[str, Any]], dict[str, _Mask]]] = {}
 _COLLECTIONS, _MASKS_PER_COLLECTION = 16, 32
 
 
 def _payload_mask(
-    payloads: list[dict],
+    payloads: list[dict[str, Any]],
     payload_filter: Any,
     ids_inv: list[Any],
     deleted_per_vector: dict[str, np.ndarray],
@@ -235,7 +235,8 @@ def _payload_mask(
         return _MASK(payloads, payload_filter, ids_inv, deleted_per_vector)
     key = payload_filter.model_dump_json()
     with _lock:
-        _, filters = _masks.pop(id(payloads), None) or (payloads, {})
+        entry = _masks.pop(id(payloads), None)
+        filters = entry[1] if entry is not None else {}
         _masks[id(payloads)] = (payloads, filters)  # most recently used last
         while len(_masks) > _COLLECTIONS:
             _masks.pop(next(iter(_masks)))
@@ -368,17 +369,17 @@ def install() -> None:
     answers, use plain vector queries without copying them (idempotent)."""
     _local.calculate_distance_sparse = _score
     _local.calculate_payload_mask = _payload_mask
-    LocalCollection.search = _search  # type: ignore[method-assign]
-    QdrantLocal._resolve_query_input = _resolve_query  # type: ignore[method-assign]
-    QdrantLocal._resolve_prefetch_input = _resolve_prefetch  # type: ignore[method-assign]
+    LocalCollection.search = _search  # type: ignore[method-assign]  # the patch itself
+    QdrantLocal._resolve_query_input = _resolve_query  # type: ignore[method-assign]  # the patch itself
+    QdrantLocal._resolve_prefetch_input = _resolve_prefetch  # type: ignore[method-assign]  # the patch itself
 
 
 def uninstall() -> None:
     _local.calculate_distance_sparse = _LOOP
     _local.calculate_payload_mask = _MASK
-    LocalCollection.search = _SEARCH  # type: ignore[method-assign]
-    QdrantLocal._resolve_query_input = _RESOLVE_QUERY  # type: ignore[method-assign]
-    QdrantLocal._resolve_prefetch_input = _RESOLVE_PREFETCH  # type: ignore[method-assign]
+    LocalCollection.search = _SEARCH  # type: ignore[method-assign]  # the patch itself
+    QdrantLocal._resolve_query_input = _RESOLVE_QUERY  # type: ignore[method-assign]  # the patch itself
+    QdrantLocal._resolve_prefetch_input = _RESOLVE_PREFETCH  # type: ignore[method-assign]  # the patch itself
 
 
 @contextlib.contextmanager

@@ -6,7 +6,7 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import TypeVarTuple
 
 import sqlalchemy as sa
 from sqlalchemy.orm import Session, joinedload, undefer
@@ -98,7 +98,10 @@ def _document_status() -> sa.ColumnElement[str]:
     )
 
 
-def _with_status(query: sa.Select[Any]) -> sa.Select[Any]:
+_Columns = TypeVarTuple("_Columns")
+
+
+def _with_status(query: sa.Select[*_Columns]) -> sa.Select[*_Columns]:
     return query.outerjoin(DocumentVersion, DocumentVersion.id == Document.latest_version_id)
 
 
@@ -180,15 +183,16 @@ def document_totals(
         chunks = {version_id: (int(n), int(tokens or 0)) for version_id, n, tokens in rows}
     spent: dict[uuid.UUID, int] = {}
     if documents:
-        rows = session.execute(
+        spent_rows = session.execute(
             sa.select(DocumentVersion.document_id, sa.func.sum(DocumentVersion.tokens_spent))
             .where(DocumentVersion.document_id.in_([d.id for d in documents]))
             .group_by(DocumentVersion.document_id)
         ).all()
-        spent = {document_id: int(total or 0) for document_id, total in rows}
+        spent = {document_id: int(total or 0) for document_id, total in spent_rows}
     totals = {}
     for document in documents:
-        count, tokens = chunks.get(document.current_version_id, (0, 0))  # type: ignore[arg-type]
+        current_id = document.current_version_id
+        count, tokens = chunks.get(current_id, (0, 0)) if current_id is not None else (0, 0)
         totals[document.id] = DocumentTotals(count, tokens, spent.get(document.id, 0))
     return totals
 
@@ -305,7 +309,9 @@ def failures_by_code(session: Session) -> dict[str, int]:
     return {str(code or "unknown"): int(count) for code, count in rows}
 
 
-def recent_stage_times(session: Session, limit: int = 500) -> list[sa.Row[Any]]:
+def recent_stage_times(
+    session: Session, limit: int = 500
+) -> list[sa.Row[*tuple[datetime | None, ...]]]:
     """Stage timestamps of the last `limit` indexed versions (for average stage durations)."""
     return list(
         session.execute(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 import sqlalchemy as sa
 from sqlalchemy.orm import Session
@@ -61,17 +61,17 @@ def touch_for_retry(session: Session, version: DocumentVersion, *, bump_attempts
     values: dict[str, Any] = {"updated_at": utcnow()}
     if bump_attempts:
         values["attempts"] = DocumentVersion.attempts + 1
-    return bool(
-        session.execute(
-            sa.update(DocumentVersion)
-            .where(
-                DocumentVersion.id == version.id,
-                DocumentVersion.updated_at == version.updated_at,
-                DocumentVersion.status == version.status,
-            )
-            .values(**values)
-        ).rowcount
+    result = session.execute(
+        sa.update(DocumentVersion)
+        .where(
+            DocumentVersion.id == version.id,
+            DocumentVersion.updated_at == version.updated_at,
+            DocumentVersion.status == version.status,
+        )
+        .values(**values)
     )
+    # An UPDATE gives a CursorResult (with rowcount); Session.execute is typed as Result.
+    return bool(cast("sa.CursorResult[Any]", result).rowcount)
 
 
 def unpurged_documents(session: Session, older_than: datetime) -> list[uuid.UUID]:

@@ -46,6 +46,7 @@ def build(
         result = converted(path) if converted else _convert(path, settings)
         described = dict(result.metadata)
         described.update(front_matter(normalise(result.markdown))[0])
+        tags = described.get("tags")
         document = Document(
             id=uuid.uuid4(),
             source="files",
@@ -53,9 +54,7 @@ def build(
             title=_text(described.get("title")) or path.stem,
             source_url=_text(described.get("source_url") or described.get("url")),
             language=_text(described.get("language") or described.get("lang")),
-            tags=[str(t) for t in described.get("tags") or []]
-            if isinstance(described.get("tags"), list)
-            else [],
+            tags=[str(t) for t in tags] if isinstance(tags, list) else [],
             updated_at=utcnow(),
         )
         version = DocumentVersion(id=uuid.uuid4(), document_id=document.id)

@@ -18,9 +18,10 @@ import re
 import unicodedata
 import zlib
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Protocol
 
 import Stemmer
 
@@ -53,9 +54,16 @@ def language_code(language: str | None) -> str:
     return code if code in STEMMERS else DEFAULT_LANGUAGE
 
 
+class _Stemmer(Protocol):
+    """What we use of PyStemmer's `Stemmer.Stemmer` (a C extension without type stubs)."""
+
+    def stemWords(self, words: Sequence[str], /) -> list[str]: ...
+
+
 @lru_cache(maxsize=8)
-def _stemmer(code: str) -> Stemmer.Stemmer:
-    return Stemmer.Stemmer(STEMMERS[code])
+def _stemmer(code: str) -> _Stemmer:
+    stemmer: _Stemmer = Stemmer.Stemmer(STEMMERS[code])
+    return stemmer
 
 
 def fold(text: str) -> str:

@@ -87,7 +87,7 @@ def parse_list(
     item = _create_list_marker(m, "list")
     text = item.text
     if not text.strip():
-        end_pos = state.append_paragraph()
+        end_pos: int | None = state.append_paragraph()
         if end_pos:
             return end_pos
 

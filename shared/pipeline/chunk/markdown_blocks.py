@@ -192,7 +192,8 @@ class _PositionedParser(BlockParser):
         return list_items.parse_list(self, self.list_patterns, m, state)
 
     def parse_method(self, m: re.Match[str], state: BlockState) -> int | None:
-        method = self._methods[m.lastgroup]  # type: ignore[index]  # mistune's own dispatch
+        # as mistune's own dispatch: its scanner only matches named groups, lastgroup is set
+        method = self._methods[m.lastgroup]  # type: ignore[index]  # lastgroup: str | None
         if state.parent is not None:
             return method(m, state)
         before = len(state.tokens)
@@ -224,7 +225,7 @@ class _PositionedParser(BlockParser):
         if state.src[state.cursor : state.cursor + 1] not in (" ", "\t"):
             return None  # indented code starts with a space or a tab: skip the line copy
         before, start = len(state.tokens), state.cursor
-        end = super()._parse_indent_code_fast(state)  # type: ignore[misc]
+        end = super()._parse_indent_code_fast(state)
         if end is not None and state.parent is None and len(state.tokens) > before:
             state.tokens[-1].update(_start=start, _end=end)
         return end

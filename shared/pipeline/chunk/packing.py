@@ -305,8 +305,8 @@ class Packer:
             led = self._with_headings(heading, self._draft(draft.first, cut + 1))
             if led is None:
                 return None
-            rest = replace(self._draft(cut + 1, draft.last + 1), end=draft.end, suffix=draft.suffix)
-            return [*led, rest]
+            tail = replace(self._draft(cut + 1, draft.last + 1), end=draft.end, suffix=draft.suffix)
+            return [*led, tail]
         block = self.blocks[draft.first]
         pieces = split_block(self.source, block, self.target, self.cap - lead, self.doc)
         drafts = [

@@ -8,6 +8,7 @@ line's first glyph, in the band between its baseline and its x-height.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from shared.pipeline.convert.graphics import Shape
@@ -68,7 +69,7 @@ class _ItemBlock(Protocol):
     lines: list[Any]
 
 
-def nest_items(blocks: list[_ItemBlock]) -> None:
+def nest_items(blocks: Sequence[_ItemBlock]) -> None:
     """Set `level` of list items to the indent (in spaces) their nesting needs in Markdown.
 
     Consecutive items are one list. An item whose bullet stands under the text of the item

@@ -43,6 +43,11 @@ def _number(properties: dict[str, list[str]], name: str, index: int = 0) -> floa
         return 0.0
 
 
+def _bbox(properties: dict[str, list[str]]) -> tuple[float, float, float, float]:
+    left, top, right, bottom = (_number(properties, "bbox", i) for i in range(4))
+    return left, top, right, bottom
+
+
 @dataclass
 class _Word:
     text: str
@@ -63,7 +68,7 @@ def parse_hocr(hocr: bytes, number: int, scale: float, height_px: int) -> list[L
         words = [
             _Word(
                 "".join(span.itertext()).strip().strip("_"),  # "_" at an edge: a speck
-                tuple(_number(_title(span), "bbox", i) for i in range(4)),  # type: ignore[misc]
+                _bbox(_title(span)),
                 _number(_title(span), "x_wconf"),
             )
             for span in element.iter(f"{_XHTML}span")

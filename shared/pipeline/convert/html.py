@@ -9,6 +9,8 @@ rules find nothing, the whole body is taken (`favor_recall`) rather than nothing
 
 from __future__ import annotations
 
+import functools
+
 from shared.errors import PermanentError
 
 HTML_MEDIA_TYPE = "text/html"
@@ -20,7 +22,7 @@ def looks_like_html(text_head: str, filename: str | None = None) -> bool:
     head = text_head.lstrip("\ufeff \t\r\n").lower()
     if head.startswith(("<!doctype html", "<html")):
         return True
-    named = bool(filename) and filename.lower().endswith((".html", ".htm"))  # type: ignore[union-attr]
+    named = (filename or "").lower().endswith((".html", ".htm"))
     return named and head.startswith("<")
 
 
@@ -29,18 +31,17 @@ def convert_html(text: str) -> tuple[str, dict[str, object]]:
     page names them). Raises `html_no_content` when there is no text to index."""
     import trafilatura  # imported here: `ingest --help` and the API start without it
 
-    options = {
-        "output_format": "markdown",
-        "include_tables": True,
-        "include_formatting": True,
-        "include_links": False,
-        "include_images": False,
-        "include_comments": False,
-        "deduplicate": False,
-    }
-    markdown = trafilatura.extract(text, **options) or trafilatura.extract(
-        text, favor_recall=True, **options
+    extract = functools.partial(
+        trafilatura.extract,
+        output_format="markdown",
+        include_tables=True,
+        include_formatting=True,
+        include_links=False,
+        include_images=False,
+        include_comments=False,
+        deduplicate=False,
     )
+    markdown = extract(text) or extract(text, favor_recall=True)
     if not markdown or not markdown.strip():
         raise PermanentError(
             "The HTML page holds no readable text (only navigation, scripts or images). "

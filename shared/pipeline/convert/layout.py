@@ -90,12 +90,12 @@ def remove_running_lines(
     removed: dict[str, str] = {}
     page_numbers = 0
     for lines, edge_lines in zip(pages, edges, strict=True):
-        edge = {id(line) for line in edge_lines}
+        on_edge = {id(line) for line in edge_lines}
         keep = []
         for line in lines:
-            if id(line) in edge and _PAGE_NUMBER.match(line.text):
+            if id(line) in on_edge and _PAGE_NUMBER.match(line.text):
                 page_numbers += 1
-            elif id(line) in edge and _running_key(line) in running:
+            elif id(line) in on_edge and _running_key(line) in running:
                 removed.setdefault(_running_key(line), line.text)
             else:
                 keep.append(line)
@@ -152,11 +152,11 @@ def _heading_runs(
     below: Style | None,
     usual_gap: float = 0.0,
     bold_body: bool = False,
-) -> list[tuple[list[Line], tuple | None]]:
+) -> list[tuple[list[Line], Style | None]]:
     """Consecutive lines grouped: a run of heading-like lines of one style set close together
     (a heading that wraps), or a single ordinary line with style None. Lines that already are
     headings, and styles not less prominent than `below`, count as ordinary."""
-    runs: list[tuple[list[Line], tuple | None]] = []
+    runs: list[tuple[list[Line], Style | None]] = []
     for index, line in enumerate(lines):
         style = None if line.heading else _heading_style(line, body)
         bold_at_body_size = style is not None and style[0] < body * LARGER

@@ -173,7 +173,7 @@ def extract_lines(page: PageObject, number: int, check: Callable[[], None]) -> l
     graphics = GraphicsCollector(check)  # also checks the deadline every 512 operators
     page.extract_text(visitor_text=collector.visit, visitor_operand_before=graphics.visit)
     collector.end_line()
-    tables = take_tables(graphics.shapes, collector.raw_lines)  # type: ignore[arg-type]
+    tables = take_tables(graphics.shapes, collector.raw_lines)
     groups: list[list[list[_Piece]]] = []
     starts: dict[int, int] = {}  # raw line index -> index of the group it went to
     for index, whole in enumerate(collector.raw_lines):

@@ -13,10 +13,14 @@ import math
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from shared.pipeline.convert.deadline import Deadline
 from shared.pipeline.convert.hocr import parse_hocr
 from shared.pipeline.convert.lines import Line
+
+if TYPE_CHECKING:
+    from pypdfium2 import PdfPage  # no type stubs (Any to mypy): names what is passed
 
 INSTALL_HINT = (
     "Text recognition (OCR) is not installed on this server: operators install Tesseract with "
@@ -133,7 +137,7 @@ def recognise_pages(
     return found, warnings
 
 
-def render_dpi(page: object, most: int, size: tuple[float, float]) -> int:
+def render_dpi(page: PdfPage, most: int, size: tuple[float, float]) -> int:
     """The resolution to read a page at: `most`, or the resolution of the scan that covers
     the page when that is lower (at least 100). Upsampling a 150 dpi scan to 300 adds no
     detail but blurs the letters: Tesseract misread four times as many characters that way.
@@ -144,13 +148,13 @@ def render_dpi(page: object, most: int, size: tuple[float, float]) -> int:
     return min(most, _scan_dpi(page, most))
 
 
-def _scan_dpi(page: object, most: int) -> int:
+def _scan_dpi(page: PdfPage, most: int) -> int:
     import pypdfium2.raw as pdfium_c
 
     try:
         scans = [
             (image.get_px_size()[0], image.get_bounds())
-            for image in page.get_objects(filter=(pdfium_c.FPDF_PAGEOBJ_IMAGE,), max_depth=2)  # type: ignore[attr-defined]
+            for image in page.get_objects(filter=(pdfium_c.FPDF_PAGEOBJ_IMAGE,), max_depth=2)
         ]
     except Exception:
         return most

@@ -11,10 +11,11 @@ from __future__ import annotations
 import io
 import logging
 import re
+from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from pypdf import PasswordType, PdfReader
-from pypdf.generic import Destination
+from pypdf.generic import Destination, DictionaryObject
 
 from shared.errors import IngestError, PermanentError
 from shared.pipeline.convert.boilerplate import drop_sections, remove_document_codes
@@ -116,7 +117,7 @@ def document_metadata(reader: PdfReader) -> dict[str, object]:
     """Title, author, subject and language as the PDF states them (cleaned of editor noise)."""
     metadata: dict[str, object] = {}
     try:
-        info = reader.metadata or {}
+        info: Mapping[str, object] = reader.metadata or {}
         title = _text(info.get("/Title"))
         if title:
             title = _WORD_PREFIX.sub("", title)
@@ -128,7 +129,8 @@ def document_metadata(reader: PdfReader) -> dict[str, object]:
     except Exception:  # a broken /Info dictionary: no metadata, not a failed document
         pass
     try:
-        if language := _text(reader.trailer["/Root"].get("/Lang")):
+        root = reader.trailer["/Root"]  # resolved: the catalog dictionary
+        if isinstance(root, DictionaryObject) and (language := _text(root.get("/Lang"))):
             metadata["language"] = language
     except Exception:
         pass
@@ -172,7 +174,9 @@ def _has_images(reader: PdfReader, index: int) -> bool:
     try:
         resources = reader.pages[index].get("/Resources")
         xobjects = resources.get_object().get("/XObject") if resources else None
-        return bool(xobjects) and len(xobjects.get_object()) > 0
+        if not xobjects:
+            return False
+        return len(xobjects.get_object()) > 0
     except Exception:
         return False
 

@@ -128,7 +128,7 @@ def build_blocks(pages: list[list[Line]]) -> list[_Block]:
                 last.lines[0] = line  # the bullet glyph stood alone; this is its text
                 continue
             joins = last is not None and last.kind not in ("heading", "table")
-            if joins and _continues(last, line, usual_gap):
+            if joins and last is not None and _continues(last, line, usual_gap):
                 last.lines.append(line)
                 continue
             blocks.append(_Block("paragraph", lines=[line]))

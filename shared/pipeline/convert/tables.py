@@ -19,7 +19,7 @@ import itertools
 import re
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from shared.pipeline.convert.graphics import Shape
 
@@ -38,6 +38,9 @@ class Piece(Protocol):
     y: float
     size: float
     bold: bool
+
+
+_P = TypeVar("_P", bound=Piece)  # the caller's own piece type (its lists are given back)
 
 
 @dataclass
@@ -155,7 +158,7 @@ def _cell_text(pieces: list[Piece]) -> str:
     return _SPACES.sub(" ", text).strip().replace("|", "\\|")
 
 
-def _table(grid: list[_Edge], raw_lines: list[list[Piece]]) -> Table | None:
+def _table(grid: list[_Edge], raw_lines: list[list[_P]]) -> Table | None:
     ys = _snap([e.at for e in grid if e.horizontal])[::-1]  # top first
     xs = _snap([e.at for e in grid if not e.horizontal])
     if len(ys) < 3 or len(xs) < 3:
@@ -200,8 +203,8 @@ def _table(grid: list[_Edge], raw_lines: list[list[Piece]]) -> Table | None:
     pieces = [p for group in cells.values() for p in group if p.text.strip()]
     size = Counter(round(p.size, 1) for p in pieces).most_common(1)[0][0] if pieces else 0.0
     top = max((p.y for p in pieces), default=ys[0])
-    for line_index, piece_index in reversed(taken):
-        raw_lines[line_index][piece_index] = None  # type: ignore[call-overload]
+    for line_index, piece_index in reversed(taken):  # from the end: the indices stay valid
+        del raw_lines[line_index][piece_index]
     return Table(rows, xs[0], top, size, first)
 
 
@@ -209,7 +212,7 @@ def _covers(edge: _Edge, x: float, y: float) -> bool:
     return abs(edge.at - x) <= SNAP and edge.start - SNAP <= y <= edge.end + SNAP
 
 
-def take_tables(shapes: list[Shape], raw_lines: list[list[Piece]]) -> list[Table]:
+def take_tables(shapes: list[Shape], raw_lines: list[list[_P]]) -> list[Table]:
     """The tables drawn on a page; their pieces are removed from `raw_lines` (in place,
     lines left empty stay as empty lists)."""
     edges = _merged(_edges(shapes))
@@ -220,8 +223,6 @@ def take_tables(shapes: list[Shape], raw_lines: list[list[Piece]]) -> list[Table
         table = _table(grid, raw_lines)
         if table is not None:
             tables.append(table)
-            for raw in raw_lines:
-                raw[:] = [piece for piece in raw if piece is not None]
     return sorted(tables, key=lambda t: t.first)
 
 
