@@ -14,7 +14,7 @@ import numpy as np
 from qdrant_client import QdrantClient
 
 from shared.adapters.qdrant import Point, QdrantIndex
-from shared.pipeline import indexing
+from shared.pipeline import indexing, wiring
 from shared.pipeline.embed import Embedder, embedding_input, make_embedder
 from shared.retrieval.search import SearchRequest, SearchResult, search
 from shared.settings import Settings
@@ -115,7 +115,7 @@ PAGES = [
 
 def fill_index(settings: Settings) -> None:
     """Three chunks in the active collection of `settings`, embedded by its embedder."""
-    embedder = indexing.embedder(settings)
+    embedder = wiring.embedder(settings)
     points = []
     for n, (doc, headings, text) in enumerate(PAGES):
         data = payload(
@@ -128,4 +128,4 @@ def fill_index(settings: Settings) -> None:
         )
         vector = embedder.embed([embedding_input(headings, text)]).vectors[0]
         points.append(Point(uuid.uuid4(), vector, data, indexing.sparse_vector(data)))
-    indexing.index_for(settings, embedder).upsert(points)
+    wiring.index_for(settings, embedder).upsert(points)

@@ -4,6 +4,7 @@ ids only."""
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
 import redis
 from celery.result import AsyncResult
@@ -55,6 +56,7 @@ def backlog(stage: Status) -> int:
         client.close()
 
 
-def enqueue_delete(document_id: uuid.UUID) -> AsyncResult:
+def enqueue_delete(document_id: uuid.UUID) -> AsyncResult[Any]:
     """Send a document's delete (call only after the commit that marked it deleted)."""
-    return tasks.delete.apply_async((str(document_id),))
+    result: AsyncResult[Any] = tasks.delete.apply_async((str(document_id),))
+    return result

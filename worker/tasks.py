@@ -60,7 +60,7 @@ def _gave_up_waiting(busy_waits: int, what: str) -> bool:
     return True
 
 
-def _retry_busy(task: Task, busy_waits: int, what: str) -> str:
+def _retry_busy(task: Task[Any, Any], busy_waits: int, what: str) -> str:
     if _gave_up_waiting(busy_waits, what):
         return "stopped: still held by another task"
     raise task.retry(
@@ -69,7 +69,9 @@ def _retry_busy(task: Task, busy_waits: int, what: str) -> str:
     )
 
 
-def _retry_or_fail(task: Task, exc: Exception, version_ids: list[str], busy_waits: int) -> None:
+def _retry_or_fail(
+    task: Task[Any, Any], exc: Exception, version_ids: list[str], busy_waits: int
+) -> None:
     """Retry the task for `version_ids` with backoff (raises Celery's Retry) while attempts
     are left; after the last one, end each version `failed` (retryable) with a message an
     editor can act on."""
@@ -86,7 +88,10 @@ def _retry_or_fail(task: Task, exc: Exception, version_ids: list[str], busy_wait
 
 @app.task(name="ingest.convert", **TASK_OPTIONS)
 def convert(
-    self: Task, version_ids: str | list[str], busy_waits: int = 0, handover: str | None = None
+    self: Task[Any, Any],
+    version_ids: str | list[str],
+    busy_waits: int = 0,
+    handover: str | None = None,
 ) -> str:
     """Converts its versions and the others waiting in `received` (`STAGE_BATCH_VERSIONS`),
     then sends the batch to `ingest.chunk`. PDFs with scanned pages go to `ingest.ocr` (the
@@ -124,7 +129,7 @@ def _send_to_ocr(version_ids: list[uuid.UUID]) -> None:
 
 
 @app.task(name="ingest.ocr", **TASK_OPTIONS)
-def ocr(self: Task, version_id: str | list[str], busy_waits: int = 0) -> str:
+def ocr(self: Task[Any, Any], version_id: str | list[str], busy_waits: int = 0) -> str:
     """The convert stage with OCR, for PDFs with scanned pages (queue `ocr`); then chunk."""
     return _run_batch(
         self,
@@ -137,7 +142,10 @@ def ocr(self: Task, version_id: str | list[str], busy_waits: int = 0) -> str:
 
 @app.task(name="ingest.chunk", **TASK_OPTIONS)
 def chunk(
-    self: Task, version_ids: str | list[str], busy_waits: int = 0, handover: str | None = None
+    self: Task[Any, Any],
+    version_ids: str | list[str],
+    busy_waits: int = 0,
+    handover: str | None = None,
 ) -> str:
     """Chunks a batch (one transaction stores every version's chunks), then sends it to embed.
     `handover`: the convert task that kept the versions' leases for this one."""
@@ -147,11 +155,11 @@ def chunk(
 
 
 def _run_batch(
-    task: Task,
+    task: Task[Any, Any],
     stage: Callable[..., steps.Outcome],
     version_ids: str | list[str],
     busy_waits: int,
-    then: Task | None = None,
+    then: Task[Any, Any] | None = None,
     handover: str | None = None,
 ) -> str:
     """A stage over a batch of versions: the versions done go on to `then` in one message
@@ -192,7 +200,10 @@ def _run_batch(
 
 @app.task(name="ingest.embed", **TASK_OPTIONS)
 def embed(
-    self: Task, version_ids: str | list[str], busy_waits: int = 0, handover: str | None = None
+    self: Task[Any, Any],
+    version_ids: str | list[str],
+    busy_waits: int = 0,
+    handover: str | None = None,
 ) -> str:
     """Embeds its versions and the others waiting in `embedding`, in full requests.
     `handover`: the chunk task that kept the versions' leases for this one."""
@@ -203,7 +214,10 @@ def embed(
 
 @app.task(name="ingest.upsert", **TASK_OPTIONS)
 def upsert(
-    self: Task, version_ids: str | list[str], busy_waits: int = 0, handover: str | None = None
+    self: Task[Any, Any],
+    version_ids: str | list[str],
+    busy_waits: int = 0,
+    handover: str | None = None,
 ) -> str:
     """`handover`: the embed task that kept the versions' leases for this one."""
     return _run_batch(
@@ -213,13 +227,16 @@ def upsert(
 
 @app.task(name="ingest.finalize", **TASK_OPTIONS)
 def finalize(
-    self: Task, version_ids: str | list[str], busy_waits: int = 0, handover: str | None = None
+    self: Task[Any, Any],
+    version_ids: str | list[str],
+    busy_waits: int = 0,
+    handover: str | None = None,
 ) -> str:
     return _run_batch(self, steps.finalize_versions, version_ids, busy_waits, handover=handover)
 
 
 @app.task(name="ingest.delete", **TASK_OPTIONS)
-def delete(self: Task, document_id: str, busy_waits: int = 0) -> str:
+def delete(self: Task[Any, Any], document_id: str, busy_waits: int = 0) -> str:
     outcome = steps.delete_document(uuid.UUID(document_id), actor=self.name)
     if outcome.busy:
         return _retry_busy(self, busy_waits, f"document {document_id}")

@@ -8,7 +8,6 @@ of duplicating.
 from __future__ import annotations
 
 import hashlib
-import threading
 import uuid
 from collections import Counter
 from collections.abc import Iterator, Sequence
@@ -17,18 +16,14 @@ from typing import Any
 
 import numpy as np
 from qdrant_client import models as qm
-from sqlalchemy.orm import Session
 
-from shared import repository as repo
-from shared.adapters.qdrant import Point, QdrantIndex, collection_name
-from shared.db import transaction
+from shared.adapters.qdrant import Point, QdrantIndex
 from shared.models import Chunk as ChunkRow
 from shared.models import Document, DocumentVersion
 from shared.pipeline.chunk import Chunk
 from shared.pipeline.convert import Converted
-from shared.pipeline.embed import HEADING_SEPARATOR, Embedder, embedding_input, make_embedder
+from shared.pipeline.embed import HEADING_SEPARATOR, Embedder, embedding_input
 from shared.retrieval import sparse
-from shared.settings import Settings
 from shared.tags import MAX_TAGS
 from shared.urls import safe_url
 
@@ -133,7 +128,8 @@ def to_bytes(vector: Sequence[float]) -> bytes:
 
 
 def from_bytes(data: bytes) -> list[float]:
-    return np.frombuffer(data, dtype=np.float32).tolist()
+    vector: list[float] = np.frombuffer(data, dtype=np.float32).tolist()
+    return vector
 
 
 def reuse_vectors(
@@ -256,39 +252,3 @@ def points_for(
             Point(chunk.point_id, from_bytes(chunk.vector), data, sparse_vector(data, chunk.sparse))
         )
     return points
-
-
-_cache: dict[str, Any] = {}
-_cache_lock = threading.Lock()
-
-
-def embedder(settings: Settings) -> Embedder:
-    """One embedder per process and settings object (its client pools connections)."""
-    with _cache_lock:
-        if _cache.get("settings") is not settings:
-            _cache.clear()
-            _cache["settings"] = settings
-            _cache["embedder"] = make_embedder(settings)
-        return _cache["embedder"]
-
-
-def collection_for(session: Session, settings: Settings, model: Embedder) -> str:
-    """The collection the fleet uses now: `QDRANT_COLLECTION`, else the one `ingest reindex`
-    switched to (kept in Postgres, read on every stage so a switch needs no redeploy), else
-    the one named after the model and size."""
-    if settings.qdrant_collection:
-        return settings.qdrant_collection
-    active = repo.active_collection(session, model.model, model.dimensions)
-    return active or collection_name(model.model, model.dimensions)
-
-
-def index_for(settings: Settings, embedder: Embedder, name: str | None = None) -> QdrantIndex:
-    """The index for collection `name`, or for the active collection (read now) when None."""
-    if name is None:
-        with transaction() as session:
-            name = collection_for(session, settings, embedder)
-    key = f"index:{name}"
-    with _cache_lock:
-        if key not in _cache:
-            _cache[key] = QdrantIndex.from_settings(settings, name, embedder.dimensions)
-        return _cache[key]

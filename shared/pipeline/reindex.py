@@ -17,7 +17,7 @@ from shared import repository as repo
 from shared.adapters.qdrant import QdrantIndex, collection_name
 from shared.db import transaction
 from shared.models import utcnow
-from shared.pipeline import indexing
+from shared.pipeline import indexing, wiring
 from shared.pipeline.embed import Embedder
 from shared.pipeline.verify import VerifyReport, verify
 from shared.settings import Settings, get_settings
@@ -48,8 +48,8 @@ def reindex(
             "QDRANT_COLLECTION is set, so the fleet cannot be switched to a new collection. "
             "Unset it (the active collection is then kept in the database) and run again."
         )
-    embedder = indexing.embedder(settings)
-    source = indexing.index_for(settings, embedder)
+    embedder = wiring.embedder(settings)
+    source = wiring.index_for(settings, embedder)
     name = (
         target or f"{collection_name(embedder.model, embedder.dimensions)}_{utcnow():%Y%m%d%H%M%S}"
     )

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from shared import repository as repo
 from shared.db import transaction
-from shared.pipeline import indexing
+from shared.pipeline import wiring
 from shared.settings import Settings, get_settings
 
 
@@ -30,7 +30,7 @@ def verify(settings: Settings | None = None) -> VerifyReport:
     settings = settings or get_settings()
     with transaction() as session:
         expected = repo.current_point_ids(session)
-    index = indexing.index_for(settings, indexing.embedder(settings))
+    index = wiring.index_for(settings, wiring.embedder(settings))
     stored = index.all_point_ids()
     return VerifyReport(
         len(expected), len(stored), expected - stored, stored - expected, index.missing_sparse()

@@ -43,7 +43,9 @@ def stale_points_of(
     return stale
 
 
-def make_current(session: Session, owner: str, version_ids: Sequence[uuid.UUID]) -> list[Any]:
+def make_current(
+    session: Session, owner: str, version_ids: Sequence[uuid.UUID]
+) -> list[sa.Row[Any]]:
     """`upserting -> indexed` for the versions this owner holds (at most one per document:
     finalize waits while another version of a document is held), each document pointed at
     its version, the versions made current before superseded, chunks no longer anybody's
@@ -119,4 +121,4 @@ def make_current(session: Session, owner: str, version_ids: Sequence[uuid.UUID])
             CHUNKS.c.document_id.in_(by_document), CHUNKS.c.version_id.not_in(made_ids)
         )
     )
-    return made
+    return list(made)

@@ -12,7 +12,7 @@ import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
 import sqlalchemy as sa
 from sqlalchemy.orm import Session
@@ -23,9 +23,9 @@ from shared.states import TERMINAL, Status, can_move, next_stage, stage_order
 
 # The tables, for the statements every batch runs: ORM-enabled INSERT, UPDATE and DELETE cost
 # several times the CPU of the same statement in Core (no ORM state to synchronise here).
-VERSIONS = DocumentVersion.__table__
-EVENTS = Event.__table__
-CHUNKS = Chunk.__table__
+VERSIONS = cast(sa.Table, DocumentVersion.__table__)
+EVENTS = cast(sa.Table, Event.__table__)
+CHUNKS = cast(sa.Table, Chunk.__table__)
 
 
 @dataclass(frozen=True)
@@ -161,7 +161,9 @@ def _where_the_rest_stand(
         else []
     )
     statuses = {version_id: (Status(status), leased) for version_id, status, leased in rows}
-    held, past, gone = set(), set(), set()
+    held: set[uuid.UUID] = set()
+    past: set[uuid.UUID] = set()
+    gone: set[uuid.UUID] = set()
     for version_id in rest:
         status, leased = statuses.get(version_id, (None, False))
         if status is None or status in TERMINAL - {Status.INDEXED}:
@@ -200,13 +202,17 @@ def finish(
     if target in STAGE_TIMESTAMP:
         values[STAGE_TIMESTAMP[target]] = now
     mine = sa.and_(VERSIONS.c.status == stage, VERSIONS.c.lease_owner == owner)
+    moved: list[tuple[uuid.UUID, uuid.UUID]]
     if each is None:
-        moved = session.execute(
-            sa.update(VERSIONS)
-            .where(VERSIONS.c.id.in_(list(version_ids)), mine)
-            .values(**values)
-            .returning(VERSIONS.c.id, VERSIONS.c.document_id)
-        ).all()
+        moved = [
+            (row.id, row.document_id)
+            for row in session.execute(
+                sa.update(VERSIONS)
+                .where(VERSIONS.c.id.in_(list(version_ids)), mine)
+                .values(**values)
+                .returning(VERSIONS.c.id, VERSIONS.c.document_id)
+            )
+        ]
     else:
         moved = []
         for version_id in version_ids:
@@ -261,11 +267,12 @@ def release(session: Session, owner: str, version_ids: Sequence[uuid.UUID]) -> N
 
 def release_owner(session: Session, owner: str) -> int:
     """Give back every lease `owner` still holds (a run that was killed left them); how many."""
-    return session.execute(
+    result = session.execute(
         sa.update(VERSIONS)
         .where(VERSIONS.c.lease_owner == owner)
         .values(lease_owner=None, lease_expires_at=None)
-    ).rowcount
+    )
+    return int(cast("sa.CursorResult[Any]", result).rowcount)
 
 
 def heartbeat(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import sqlalchemy as sa
 from sqlalchemy.orm import Session, joinedload, undefer
@@ -14,7 +14,7 @@ from shared.repository.leases import CHUNKS, VERSIONS
 from shared.tags import clean_tags
 from shared.urls import safe_url
 
-DOCUMENTS = Document.__table__
+DOCUMENTS = cast(sa.Table, Document.__table__)
 
 # --- stage inputs and outputs -------------------------------------------------------------
 

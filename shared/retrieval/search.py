@@ -15,7 +15,7 @@ from typing import Any
 from qdrant_client import models as qm
 
 from shared.adapters.qdrant import QdrantIndex
-from shared.pipeline import indexing
+from shared.pipeline import wiring
 from shared.pipeline.embed import Embedder, embed_query
 from shared.retrieval import sparse
 from shared.retrieval.filters import SearchFilters
@@ -108,13 +108,13 @@ def search(
     rerank = settings.search_rerank if request.rerank is None else request.rerank
     query = request.query.strip()
 
-    embedder = embedder or indexing.embedder(settings)
+    embedder = embedder or wiring.embedder(settings)
     step = time.perf_counter()
     embedded = embed_query(embedder, query)
     timings = {"embed": _ms(step)}
 
     step = time.perf_counter()
-    index = index or indexing.index_for(settings, embedder)
+    index = index or wiring.index_for(settings, embedder)
     index.ensure_collection()
     notes = []
     sparse_query = None

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from shared import repository as repo
 from shared.db import transaction
-from shared.pipeline import indexing
+from shared.pipeline import wiring
 from shared.settings import get_settings
 from tests.conftest import CORPUS, ROOT
 from tests.office_files import ARTICLE_PAGE, brochure_docx
@@ -60,8 +60,8 @@ def test_run_on_the_corpus_then_again_is_all_unchanged_and_free(embedded: Path) 
 def test_reindex_fills_a_new_collection_and_switches_to_it(embedded: Path) -> None:
     assert runner.invoke(app, ["run", str(ROOT / "examples")]).exit_code == 0
     settings = get_settings()
-    embedder = indexing.embedder(settings)
-    before = indexing.index_for(settings, embedder)
+    embedder = wiring.embedder(settings)
+    before = wiring.index_for(settings, embedder)
     old_points = before.all_point_ids()
     assert old_points
 
@@ -72,7 +72,7 @@ def test_reindex_fills_a_new_collection_and_switches_to_it(embedded: Path) -> No
     with transaction() as session:
         active = repo.active_collection(session, embedder.model, embedder.dimensions)
     assert active == "chunks_rebuilt"
-    after = indexing.index_for(settings, embedder)
+    after = wiring.index_for(settings, embedder)
     assert after.collection == "chunks_rebuilt"
     assert after.all_point_ids() == old_points  # same chunks, same deterministic ids
     assert runner.invoke(app, ["verify"]).exit_code == 0

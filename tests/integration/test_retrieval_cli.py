@@ -13,7 +13,7 @@ from qdrant_client import models as qm
 from typer.testing import CliRunner
 
 from shared.adapters.qdrant import collection_name
-from shared.pipeline import indexing
+from shared.pipeline import wiring
 from shared.settings import get_settings
 from tests.conftest import ROOT
 from worker.app import app as celery_app
@@ -70,7 +70,7 @@ def test_verify_fails_on_a_point_without_a_sparse_vector(embedded: Path) -> None
     assert runner.invoke(app, ["run", str(ROOT / "examples")]).exit_code == 0
     assert runner.invoke(app, ["verify"]).exit_code == 0
     settings = get_settings()
-    index = indexing.index_for(settings, indexing.embedder(settings))
+    index = wiring.index_for(settings, wiring.embedder(settings))
     point = index.client.retrieve(
         index.collection,
         [str(next(iter(index.all_point_ids())))],
@@ -93,7 +93,7 @@ def test_verify_fails_on_a_point_without_a_sparse_vector(embedded: Path) -> None
 
 def test_a_collection_of_before_gets_sparse_vectors_by_reindex(embedded: Path) -> None:
     settings = get_settings()
-    embedder = indexing.embedder(settings)
+    embedder = wiring.embedder(settings)
     name = collection_name(embedder.model, embedder.dimensions)
     old = QdrantClient(path=settings.qdrant_path)  # as created before hybrid search
     old.create_collection(
@@ -112,7 +112,7 @@ def test_a_collection_of_before_gets_sparse_vectors_by_reindex(embedded: Path) -
     rebuilt = runner.invoke(app, ["reindex", "--collection", "chunks_hybrid", "--reuse-vectors"])
     assert rebuilt.exit_code == 0, rebuilt.output
     assert "chunks, 0 tokens)" in " ".join(rebuilt.stdout.split())  # nothing embedded again
-    after = indexing.index_for(settings, embedder)
+    after = wiring.index_for(settings, embedder)
     assert after.collection == "chunks_hybrid" and after.has_sparse
     assert after.missing_sparse() == 0 and after.count() > 0
     assert runner.invoke(app, ["verify"]).exit_code == 0

@@ -16,7 +16,7 @@ from shared import repository as repo
 from shared.adapters.qdrant import collection_name
 from shared.db import engine, transaction
 from shared.models import Document
-from shared.pipeline import indexing, steps
+from shared.pipeline import steps, wiring
 from shared.states import Status
 from tests.pipeline import PipelineEnv
 from tests.versions import new_version
@@ -107,7 +107,7 @@ def test_finalize_of_a_new_page_commits_once_and_an_edit_deletes_its_stale_point
     assert done.go_on == [edited] and status(edited) is Status.INDEXED
     assert status(first) is Status.SUPERSEDED
     assert len(seen) == 2  # the stale point leaves Qdrant between the claim and the move
-    index = indexing.index_for(pipeline.settings, indexing.embedder(pipeline.settings))
+    index = wiring.index_for(pipeline.settings, wiring.embedder(pipeline.settings))
     with transaction() as session:
         current = repo.current_point_ids(session)
     assert index.all_point_ids() == set(current)

@@ -88,7 +88,7 @@ def evaluate(
     as_json: bool = typer.Option(False, "--json", help="The report as JSON."),
 ) -> None:
     """Measure retrieval: recall@1/5/10, MRR, recall within a token budget, misses."""
-    from shared.pipeline import indexing
+    from shared.pipeline import wiring
     from shared.retrieval import evaluate as ev
     from shared.settings import Settings, get_settings
 
@@ -100,7 +100,7 @@ def evaluate(
         errors.print(f"[red]{exc}")
         raise typer.Exit(2) from exc
     settings = settings or get_settings()
-    embedder = indexing.embedder(settings)
+    embedder = wiring.embedder(settings)
     index = None
     if corpus is not None:
         from shared.retrieval.memory_index import build, corpus_files

@@ -7,7 +7,7 @@ import uuid
 from shared import repository as repo
 from shared.db import transaction
 from shared.log import get_logger
-from shared.pipeline import indexing
+from shared.pipeline import wiring
 from shared.pipeline.steps.runner import Outcome
 from shared.settings import get_settings
 
@@ -27,7 +27,7 @@ def delete_document(document_id: uuid.UUID, actor: str | None = None) -> Outcome
             return Outcome(stopped=[document_id])
         if repo.other_live_lease(session, document_id, uuid.UUID(int=0)):
             return Outcome(busy=[document_id])
-    indexing.index_for(settings, indexing.embedder(settings)).delete_document(document_id)
+    wiring.index_for(settings, wiring.embedder(settings)).delete_document(document_id)
     with transaction() as session:
         repo.mark_purged(session, document_id)
     return Outcome(go_on=[document_id], done=[document_id])

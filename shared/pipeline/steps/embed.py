@@ -16,7 +16,8 @@ from sqlalchemy.orm import Session
 from shared import repository as repo
 from shared.db import transaction
 from shared.errors import PermanentError
-from shared.pipeline import indexing
+from shared.pipeline import indexing, wiring
+from shared.pipeline.embed import Embedder
 from shared.pipeline.embed.coalesce import Answer, Limits, Pending, embed_pending
 from shared.pipeline.failures import fail_version
 from shared.pipeline.steps.runner import Holding, Outcome, lease_for, log_done
@@ -49,7 +50,7 @@ def embed_versions(
     in `embedding`): reused from Qdrant when the point exists, else from the API. Those
     embedded go on to upsert under this owner's leases."""
     settings = settings or get_settings()
-    embedder = indexing.embedder(settings)
+    embedder = wiring.embedder(settings)
     with transaction() as session:
         claim = repo.claim(
             session,
@@ -63,7 +64,7 @@ def embed_versions(
         outcome = Outcome(go_on=sorted(claim.past), stopped=sorted(claim.held | claim.gone))
         if not claim.claimed:
             return outcome
-        collection = indexing.collection_for(session, settings, embedder)
+        collection = wiring.collection_for(session, settings, embedder)
         rows = repo.chunks_without_vectors_of(session, list(claim.claimed))
     chunks = [
         (
@@ -96,13 +97,13 @@ def embed_versions(
 
 def _embed(
     settings: Settings,
-    embedder: indexing.Embedder,
+    embedder: Embedder,
     collection: str,
     held: Holding,
     chunks: list[Waiting],
     last: list[Answer],
 ) -> dict[uuid.UUID, PermanentError]:
-    index = indexing.index_for(settings, embedder, collection)
+    index = wiring.index_for(settings, embedder, collection)
     reused = indexing.reuse_vectors(index, [chunk for _, chunk, _ in chunks])
     if reused:
         with transaction() as session:

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from shared import repository as repo
 from shared.db import transaction
 from shared.log import bind, get_logger
-from shared.pipeline import indexing
+from shared.pipeline import wiring
 from shared.pipeline.steps.runner import Holding, Outcome, lease_for, log_done
 from shared.settings import Settings, get_settings
 from shared.states import Status
@@ -49,12 +49,12 @@ def finalize_versions(
         made = repo.make_current(session, owner, [v for v in ours if not stale_of[v]])
         later = {v: d for v, d in ours.items() if stale_of[v]}
         stale = set().union(*(stale_of[v] for v in later))
-        embedder = indexing.embedder(settings)
-        collection = indexing.collection_for(session, settings, embedder) if later else ""
+        embedder = wiring.embedder(settings)
+        collection = wiring.collection_for(session, settings, embedder) if later else ""
         repo.release(session, owner, [v for v in ours if v not in later])
     if later:
         with Holding(owner, settings, later, outcome) as held:
-            indexing.index_for(settings, embedder, collection).delete(stale)
+            wiring.index_for(settings, embedder, collection).delete(stale)
             with held.finishing() as session:
                 repo.lock_documents_of(session, list(later))
                 made += repo.make_current(session, owner, list(later))

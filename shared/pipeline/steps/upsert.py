@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from shared import repository as repo
 from shared.db import transaction
 from shared.models import Chunk
-from shared.pipeline import indexing
+from shared.pipeline import indexing, wiring
 from shared.pipeline.steps.runner import Holding, Outcome, lease_for, log_done
 from shared.settings import Settings, get_settings
 from shared.states import Status
@@ -26,7 +26,7 @@ def upsert_versions(
     """The versions' points into the index; every version goes on to finalize under this
     owner's lease (upserting is one state: finalize moves it)."""
     settings = settings or get_settings()
-    embedder = indexing.embedder(settings)
+    embedder = wiring.embedder(settings)
     with transaction() as session:
         claim = repo.claim(
             session,
@@ -40,7 +40,7 @@ def upsert_versions(
         outcome.stopped = sorted(claim.gone)
         if not claim.claimed:
             return outcome
-        collection = indexing.collection_for(session, settings, embedder)
+        collection = wiring.collection_for(session, settings, embedder)
         versions = repo.versions_by_id(session, list(claim.claimed), with_documents=True)
         by_version: dict[uuid.UUID, list[Chunk]] = defaultdict(list)
         for row in repo.chunks_with_vectors_of(session, list(claim.claimed)):
@@ -49,7 +49,7 @@ def upsert_versions(
         for version in versions:
             points += indexing.points_for(version.document, version, by_version[version.id])
     with Holding(owner, settings, claim.claimed, outcome) as held:
-        indexing.index_for(settings, embedder, collection).upsert(
+        wiring.index_for(settings, embedder, collection).upsert(
             points, batch_size=settings.qdrant_upsert_batch_size
         )
         handed_on = held.hand_on()
