@@ -1,6 +1,6 @@
 """The embedder interface: what text is embedded, what an embedder returns, how inputs fill
-requests. The providers (`openai_api`, `hashing`) import this module and nothing else of the
-package, so there is no import circle."""
+requests. The providers (`shared.adapters.openai_embeddings`, `hashing`) import this module and
+nothing else of the package, so there is no import circle."""
 
 from __future__ import annotations
 
