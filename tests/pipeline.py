@@ -9,11 +9,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from qdrant_client import QdrantClient
-
 from shared import ingest
 from shared import repository as repo
-from shared.adapters.qdrant import QdrantIndex, collection_name
+from shared.adapters.qdrant import QdrantIndex, collection_name, local_client
 from shared.db import transaction
 from shared.models import DocumentVersion
 from shared.settings import Settings, get_settings
@@ -73,7 +71,7 @@ class PipelineEnv:
     @contextmanager
     def qdrant(self) -> Iterator[QdrantIndex]:
         """The local Qdrant folder, opened by the test (stop the workers first: one process)."""
-        client = QdrantClient(path=self.env["QDRANT_PATH"])
+        client = local_client(self.env["QDRANT_PATH"])
         name = collection_name(self.env["EMBEDDING_MODEL"], int(self.env["EMBEDDING_DIMENSIONS"]))
         try:
             yield QdrantIndex(client, name, int(self.env["EMBEDDING_DIMENSIONS"]), local=True)

@@ -8,7 +8,8 @@ sparse vector existed have one unnamed dense vector and keep working dense-only 
 product over vectors normalised here (the same scores as cosine): local mode re-normalises
 every stored vector of a cosine collection on every query (~100 ms at 10,000 chunks), a server
 is as fast either way. Cosine collections made before keep working; `ingest reindex` moves to
-a dot-product one. In local mode sparse queries are scored from postings (`qdrant_local`).
+a dot-product one. In local mode sparse queries are scored from postings (`qdrant_local`,
+put in place by `qdrant_patches` when `local_client` makes a client).
 Local mode locks its folder to one process and is not safe across threads (points were seen
 lost under concurrent upserts), so every call on a local client holds one lock.
 """
@@ -30,7 +31,7 @@ import numpy as np
 from qdrant_client import QdrantClient
 from qdrant_client import models as qm
 
-from shared.adapters import qdrant_local
+from shared.adapters import qdrant_local, qdrant_patches
 from shared.errors import PermanentError
 from shared.settings import Settings
 
@@ -73,22 +74,28 @@ class Candidate:
     sparse: float | None
 
 
+def local_client(path: str) -> QdrantClient:
+    """A local-mode client on the folder `path` (":memory:": nothing kept on disk, for
+    benchmarks, throwaway demos and evaluation), with local mode's slow parts replaced for the
+    process (`qdrant_patches.install`). Every local-mode client of the service is made here."""
+    qdrant_patches.install()
+    if path == ":memory:":
+        return QdrantClient(location=":memory:")
+    try:
+        return QdrantClient(path=path)
+    except RuntimeError as exc:  # portalocker: another process holds the folder
+        raise PermanentError(
+            f"The local Qdrant folder {path} is in use by another process (a worker or "
+            "another ingest command). Stop that process, or use a Qdrant server "
+            "(QDRANT_URL).",
+            code="qdrant_locked",
+        ) from exc
+
+
 @lru_cache(maxsize=4)
-def _client(url: str | None, path: str | None, api_key: str | None) -> QdrantClient:
-    if url:
-        client = QdrantClient(url=url, api_key=api_key, timeout=60)
-    elif path == ":memory:":  # nothing kept on disk: benchmarks and throwaway demos
-        client = QdrantClient(location=":memory:")
-    else:
-        try:
-            client = QdrantClient(path=path)
-        except RuntimeError as exc:  # portalocker: another process holds the folder
-            raise PermanentError(
-                f"The local Qdrant folder {path} is in use by another process (a worker or "
-                "another ingest command). Stop that process, or use a Qdrant server "
-                "(QDRANT_URL).",
-                code="qdrant_locked",
-            ) from exc
+def _client(url: str | None, path: str, api_key: str | None) -> QdrantClient:
+    """A server's client when there is a URL, else local mode on `path` (one per process)."""
+    client = QdrantClient(url=url, api_key=api_key, timeout=60) if url else local_client(path)
     atexit.register(client.close)  # local mode flushes and unlocks its folder on close
     return client
 
@@ -108,15 +115,13 @@ class QdrantIndex:
         self.named = True  # dense vector named `dense` (False: a collection of before)
         self.has_sparse = True
         self.normalise = True  # dot product over unit vectors (False: a cosine collection)
-        if local:
-            qdrant_local.install()
         self._tuned = False  # local mode's SQLite commits made cheap (`_fast_local_commits`)
 
     @classmethod
     def from_settings(cls, settings: Settings, collection: str, dimensions: int) -> QdrantIndex:
         api_key = settings.qdrant_api_key.get_secret_value() if settings.qdrant_api_key else None
         client = _client(
-            settings.qdrant_url, None if settings.qdrant_url else settings.qdrant_path, api_key
+            settings.qdrant_url, "" if settings.qdrant_url else settings.qdrant_path, api_key
         )
         return cls(client, collection, dimensions, local=not settings.qdrant_url)
 
