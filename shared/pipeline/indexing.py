@@ -20,6 +20,7 @@ from qdrant_client import models as qm
 from sqlalchemy.orm import Session
 
 from shared import repository as repo
+from shared import sparse
 from shared.adapters.qdrant import Point, QdrantIndex, collection_name
 from shared.db import transaction
 from shared.models import Chunk as ChunkRow
@@ -27,7 +28,6 @@ from shared.models import Document, DocumentVersion
 from shared.pipeline.chunk import Chunk
 from shared.pipeline.convert import Converted
 from shared.pipeline.embed import HEADING_SEPARATOR, Embedder, embedding_input, make_embedder
-from shared.retrieval import sparse
 from shared.settings import Settings
 from shared.tags import MAX_TAGS
 from shared.urls import safe_url

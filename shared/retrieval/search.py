@@ -14,10 +14,10 @@ from typing import Any
 
 from qdrant_client import models as qm
 
+from shared import sparse
 from shared.adapters.qdrant import QdrantIndex
 from shared.pipeline import indexing
 from shared.pipeline.embed import Embedder, embed_query
-from shared.retrieval import sparse
 from shared.retrieval.filters import SearchFilters
 from shared.retrieval.hits import PAYLOAD_FIELDS, Hit, make_hit
 from shared.retrieval.rerank import RerankWeights, select

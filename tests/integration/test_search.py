@@ -177,8 +177,8 @@ def test_hybrid_hits_carry_the_dense_and_sparse_scores_of_their_own_vectors(
     crafted: Crafted,
 ) -> None:
     """One fused query: the per-hit scores come from the hits' vectors, not extra lists."""
+    from shared import sparse
     from shared.pipeline import indexing
-    from shared.retrieval import sparse
 
     c = crafted
     seed_004_index(c)
