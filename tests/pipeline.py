@@ -9,6 +9,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from qdrant_client import models as qm
+
 from shared import ingest
 from shared import repository as repo
 from shared.adapters.qdrant import QdrantIndex, collection_name, local_client
@@ -21,6 +23,25 @@ from tests.versions import new_version
 from tests.workers import WorkerProcess, celery_worker, wait_for
 
 DONE = {Status.INDEXED, Status.FAILED, Status.UNCHANGED, Status.SUPERSEDED}
+
+
+def document_point_ids(index: QdrantIndex, document_id: uuid.UUID) -> set[uuid.UUID]:
+    """Every point of one document in the index, whatever its version."""
+    match = qm.FieldCondition(key="document_id", match=qm.MatchValue(value=str(document_id)))
+    index.ensure_collection()
+    found: set[uuid.UUID] = set()
+    offset = None
+    while True:
+        records, offset = index.client.scroll(
+            index.collection,
+            scroll_filter=qm.Filter(must=[match]),
+            limit=1000,
+            offset=offset,
+            with_payload=False,
+        )
+        found.update(uuid.UUID(str(record.id)) for record in records)
+        if offset is None:
+            return found
 
 
 @dataclass

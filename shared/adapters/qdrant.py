@@ -129,10 +129,6 @@ class QdrantIndex:
         """Another collection of the same size on the same client (reindex target)."""
         return QdrantIndex(self.client, collection, self.dimensions, self.local)
 
-    def drop(self) -> None:
-        with self._guard():
-            self.client.delete_collection(self.collection)
-
     def _guard(self) -> AbstractContextManager[Any]:
         return _LOCAL_LOCK if self.local else nullcontext()
 
@@ -234,10 +230,6 @@ class QdrantIndex:
             with self._guard():
                 self.client.delete(self.collection, points_selector=selector, wait=True)
 
-    def document_point_ids(self, document_id: uuid.UUID) -> set[uuid.UUID]:
-        """Every point of one document, whatever its version."""
-        return set(self._scroll_ids(_match("document_id", str(document_id))))
-
     def all_point_ids(self) -> set[uuid.UUID]:
         return set(self._scroll_ids(None))
 
@@ -264,17 +256,6 @@ class QdrantIndex:
         selector = qm.FilterSelector(filter=_match("document_id", str(document_id)))
         with self._guard():
             self.client.delete(self.collection, points_selector=selector, wait=True)
-
-    def search(self, vector: list[float], limit: int = 5) -> list[qm.ScoredPoint]:
-        self.ensure_collection()
-        with self._guard():
-            return self.client.query_points(
-                self.collection,
-                query=self._dense(vector),
-                using=DENSE if self.named else None,
-                limit=limit,
-                with_payload=True,
-            ).points
 
     def candidates(
         self,

@@ -41,10 +41,6 @@ def uninstall() -> None:
         _installed = False
 
 
-def installed() -> bool:
-    return _installed
-
-
 @contextlib.contextmanager
 def loop_only() -> Iterator[None]:
     """qdrant-client's own local mode for the duration, then as it was (tests compare the two)."""
