@@ -6,8 +6,8 @@ limiter learns from. Any OpenAI-compatible server works through `base_url`.
 
 A rate-limit answer (429, not `insufficient_quota`) asks us to wait, it is not a failure: it
 is waited out (its `Retry-After`) up to `RATE_LIMITED_WAITS` times per allowed retry, apart
-from the `max_retries` that errors and timeouts get. Counted together, a burst of 429s after
-a few 500s used up one request's retries and failed every page of its batch.
+from the `max_retries` that errors and timeouts get: counted together, a burst of 429s after
+a few 500s would use up one request's retries and fail every page of its batch.
 """
 
 from __future__ import annotations

@@ -2,16 +2,16 @@
 
 `QDRANT_URL` talks to a server (production); otherwise the client runs in local mode on
 `QDRANT_PATH`. A collection holds a named dense vector (`dense`) and a named sparse lexical
-vector (`sparse`, with Qdrant's IDF modifier) for hybrid search; collections made before the
-sparse vector existed have one unnamed dense vector and keep working dense-only until
+vector (`sparse`, with Qdrant's IDF modifier) for hybrid search; a collection with one unnamed
+dense vector and no sparse one (the older layout) keeps working dense-only until
 `ingest reindex` builds a new collection. New collections compare dense vectors by dot
 product over vectors normalised here (the same scores as cosine): local mode re-normalises
 every stored vector of a cosine collection on every query (~100 ms at 10,000 chunks), a server
-is as fast either way. Cosine collections made before keep working; `ingest reindex` moves to
-a dot-product one. In local mode sparse queries are scored from postings (`qdrant_local`,
+is as fast either way. Cosine collections (the older layout) keep working; `ingest reindex`
+moves to a dot-product one. In local mode sparse queries are scored from postings (`qdrant_local`,
 put in place by `qdrant_patches` when `local_client` makes a client).
-Local mode locks its folder to one process and is not safe across threads (points were seen
-lost under concurrent upserts), so every call on a local client holds one lock.
+Local mode locks its folder to one process and is not safe across threads (concurrent
+upserts can lose points), so every call on a local client holds one lock.
 """
 
 from __future__ import annotations
@@ -112,7 +112,7 @@ class QdrantIndex:
         self.dimensions = dimensions
         self.local = local
         self._ready = False
-        self.named = True  # dense vector named `dense` (False: a collection of before)
+        self.named = True  # dense vector named `dense` (False: the older unnamed layout)
         self.has_sparse = True
         self.normalise = True  # dot product over unit vectors (False: a cosine collection)
         self._tuned = False  # local mode's SQLite commits made cheap (`_fast_local_commits`)

@@ -1,5 +1,5 @@
 """Retrieval for the chatbot: query embedding, hybrid candidates, section-proximity rerank,
-document order, citations (seed 004's order; DESIGN.md "Retrieval"; docs/retrieval.md).
+document order, citations, in that order (docs/retrieval.md).
 
 `search.search()` is the front door used by `POST /v1/search`, `ingest search` and
 `ingest eval`. The modules are small and plain: `filters` (payload filters), `rerank` (steps

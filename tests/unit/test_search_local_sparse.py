@@ -323,8 +323,8 @@ def test_local_fusion_gives_the_points_of_the_query_api(installed: None) -> None
 def test_local_candidates_build_no_record_per_hit(
     installed: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Local mode's fusion ended with `retrieve`: a validated pydantic record per hit (payload
-    included) only to move the payload over. The candidates no longer go through it."""
+    """Local mode's fusion ends with `retrieve`: a validated pydantic record per hit (payload
+    included) only to move the payload over. The candidates do not go through it."""
     client = QdrantClient(location=":memory:")
     duplicated(client, random.Random(13))
     index = QdrantIndex(client, "c", DIMENSIONS, local=True)
