@@ -1,4 +1,4 @@
-"""Issue 26 through the real worker: front matter kept once per version (not per chunk), a
+"""Input limits through the real worker: front matter kept once per version (not per chunk), a
 version without chunks fails `empty_document` unless the request meant it, and an impossible
 front-matter date in a page fetched by URL fails its version instead of sticking.
 Real Postgres, Redis, a Celery worker subprocess, local Qdrant, the OpenAI stand-in."""

@@ -1,4 +1,4 @@
-"""A signal when nothing processes (issue 29, item 5): `/readyz` says whether workers answer
+"""A signal when nothing processes: `/readyz` says whether workers answer
 and how long the oldest version nobody holds has waited, `/metrics` has it as a gauge, and the
 editors' page shows a Dutch banner once versions wait past PROCESSING_STALL_SECONDS.
 

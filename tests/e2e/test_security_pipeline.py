@@ -1,4 +1,4 @@
-"""Issue 18 through the real worker: a YAML bomb fails its version (and the worker lives on),
+"""Hostile input through the real worker: a YAML bomb fails its version (and the worker lives on),
 a replayed delete cannot remove a republished page, and the index carries only safe URLs.
 Real Postgres, Redis, a Celery worker subprocess, local Qdrant, the OpenAI stand-in."""
 

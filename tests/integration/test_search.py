@@ -1,5 +1,5 @@
 """Search on a crafted index (real local Qdrant, query embedded by the OpenAI stand-in):
-seed 004's order step by step, every filter, citations, hybrid matching."""
+the search's order step by step, every filter, citations, hybrid matching."""
 
 from __future__ import annotations
 
