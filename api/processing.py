@@ -54,13 +54,6 @@ def answering_workers() -> int:
         return len(replies)
 
 
-def forget_ping() -> None:
-    """Ask again on the next reading (tests start and stop workers)."""
-    global _last_ping
-    with _ping_lock:
-        _last_ping = None
-
-
 def processing(settings: Settings) -> Processing:
     waiting = oldest_waiting_seconds()
     stalled = waiting is not None and waiting > settings.processing_stall_seconds

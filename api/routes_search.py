@@ -57,7 +57,7 @@ class SearchBody(BaseModel):
     @field_validator("query")
     @classmethod
     def _encodable(cls, value: str) -> str:
-        """A lone surrogate cannot be encoded for the embedding API (it was a 500)."""
+        """A lone surrogate cannot be encoded for the embedding API: a 422 here, not a 500 there."""
         return check_text(value, "query") or ""
 
 

@@ -1,4 +1,4 @@
-"""Chunking time per input shape and size: every shape must grow linearly (issue 26 item 3).
+"""Chunking time per input shape and size: every shape must grow linearly.
 
     uv run python bench/chunk_shapes.py                 # 100 KB, 1 MB, 4 MB (a few minutes)
     uv run python bench/chunk_shapes.py --sizes 20000 80000 --shapes table

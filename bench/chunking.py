@@ -125,8 +125,9 @@ def phases() -> dict[str, float]:
     sys.path.insert(0, str(ROOT))
     from shared.pipeline import chunk as chunking
     from shared.pipeline.chunk import assemble
-    from shared.pipeline.chunk.markdown_blocks import front_matter, normalise, scan_blocks
+    from shared.pipeline.chunk.markdown_blocks import normalise, scan_blocks
     from shared.pipeline.chunk.packing import Packer
+    from shared.pipeline.front_matter import front_matter
 
     docs = corpus()
     chunking.chunk_markdown(docs[0])

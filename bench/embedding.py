@@ -38,8 +38,8 @@ import numpy as np  # noqa: E402
 import redis  # noqa: E402
 
 from bench.report import write_section  # noqa: E402
+from shared.adapters.openai_embeddings import OpenAIEmbedder  # noqa: E402
 from shared.pipeline.embed import embedding_input  # noqa: E402
-from shared.pipeline.embed.openai_api import OpenAIEmbedder  # noqa: E402
 from shared.ratelimit import LocalRateLimiter, RateLimiter, RedisRateLimiter  # noqa: E402
 from shared.tokens import count_tokens, encoding  # noqa: E402
 

@@ -1,4 +1,4 @@
-"""Benchmark: what one hostile page costs the database and the process (issue 26, item 1).
+"""Benchmark: what one hostile page costs the database and the process.
 
 The page: 64 KB of random front matter and 2,000 tiny H1 sections (~184 KB). Before the fix
 the front matter was copied into every chunk row (and the chunker's output), so the chunks

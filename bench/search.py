@@ -42,9 +42,8 @@ os.environ.setdefault("TIKTOKEN_CACHE_DIR", str(ROOT.parent / "shared" / "tiktok
 
 # ruff: noqa: E402
 import httpx
-from qdrant_client import QdrantClient
 
-from shared.adapters.qdrant import Point, QdrantIndex
+from shared.adapters.qdrant import Point, QdrantIndex, local_client
 from shared.migrate import upgrade
 from shared.pipeline.embed import make_embedder
 from shared.retrieval.filters import SearchFilters
@@ -80,7 +79,7 @@ def fill(path: Path, env: dict[str, str], chunks: int) -> int:
     """Index the corpus into the collection again and again until it holds `chunks`."""
     settings = Settings(**{k.lower(): v for k, v in env.items()})
     embedder = make_embedder(settings)
-    client = QdrantClient(path=str(path))
+    client = local_client(str(path))
     index = QdrantIndex(client, env["QDRANT_COLLECTION"], embedder.dimensions, local=True)
     files = corpus_files(CORPUS)
     try:
@@ -93,7 +92,7 @@ def fill(path: Path, env: dict[str, str], chunks: int) -> int:
 
 def copy(path: Path, source: str, target: str, dimensions: int) -> int:
     """Copy every point of `source` into `target`, a collection this code creates."""
-    client = QdrantClient(path=str(path))
+    client = local_client(str(path))
     try:
         if client.collection_exists(target):
             return client.count(target, exact=True).count

@@ -1,5 +1,5 @@
-"""Start-up time of the CLI commands a user types most (issue 16: `ingest --help` and
-`ingest status` under 0.5 s), whole processes, wall clock.
+"""Start-up time of the CLI commands a user types most (the aim: `ingest --help`
+and `ingest status` under 0.5 s), whole processes, wall clock.
 
     uv run --group dev python bench/startup.py [--rounds 15] [--tree OTHER_CHECKOUT ...]
 

@@ -47,8 +47,8 @@ NOTES = {
     "chunk_max_tokens": "Chunk size never exceeded, overlap included",
     "chunk_overlap_tokens": "Tokens repeated from the end of the previous chunk",
     "chunk_min_tokens": "Smaller pieces merge with a neighbour when that fits",
-    "chunk_overlap_scope": "Where overlap may come from: section | h1 | document (seed 001's "
-    "literal reading); chosen by `ingest eval`, see docs/retrieval.md",
+    "chunk_overlap_scope": "Where overlap may come from: section | h1 | document (anywhere); "
+    "chosen by `ingest eval`, see docs/retrieval.md",
     "max_upload_bytes": "Largest accepted upload (413 above)",
     "pdf_max_pages": "Longest accepted PDF",
     "convert_timeout_seconds": "Time limit of one conversion",

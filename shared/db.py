@@ -74,7 +74,7 @@ def _one_writer_at_a_time(engine: sa.Engine) -> None:
 
     SQLite allows one writer; a second one polls with sleeps of 1, 2, 5 ... 100 ms (its busy
     handler) until the first commits. `ingest run` writes from two threads (conversion and
-    embedding), and those sleeps were the largest part of its SQL time. So a transaction
+    embedding), and those sleeps would be the largest part of its SQL time. So a transaction
     takes a process-wide lock at its first write (where SQLite takes its own) and gives it
     back when its connection returns to the pool: the same order of writers, without the
     polling. Reads take nothing (WAL lets them run beside the writer). Other processes still

@@ -89,7 +89,7 @@ class Settings(BaseSettings):
         description="Folder with tiktoken's cl100k_base file, for machines without internet.",
     )
 
-    # --- chunking (seed 001) -------------------------------------------------------------
+    # --- chunking ------------------------------------------------------------------------
     chunk_target_tokens: int = Field(default=350, ge=1)
     chunk_max_tokens: int = Field(default=450, ge=16)
     chunk_overlap_tokens: int = Field(default=70, ge=0)
@@ -109,7 +109,7 @@ class Settings(BaseSettings):
         "0: no limit.",
     )
 
-    # --- search (issue 13, seed 004; docs/retrieval.md) ----------------------------------
+    # --- search (docs/retrieval.md) ------------------------------------------------------
     search_top_k: int = Field(default=5, ge=1, le=50, description="Hits a search returns.")
     search_candidates: int = Field(
         default=10, ge=1, le=200, description="Candidates fetched before the rerank."

@@ -1,7 +1,8 @@
 """Tags: how many a document may carry and how long each may be, checked where they enter.
 
 Tags are copied into every chunk's Qdrant payload and shown in every listing, so one upload
-with 100,000 tags cost everybody (their de-duplication was quadratic, in the request thread).
+with 100,000 tags would cost everybody (more so with a quadratic de-duplication in the
+request thread).
 The upload form, the webhook and front matter all go through `clean_tags`: linear, and a
 `TagError` (the API's 422, the worker's `front_matter_refused`) past the limits.
 """

@@ -1,4 +1,5 @@
-"""The one tokenizer of the project: tiktoken `cl100k_base` (seed 001).
+"""The one tokenizer of the project: tiktoken `cl100k_base`, the encoding of OpenAI's
+embedding models, so chunk sizes are counted as the API bills them.
 
 tiktoken downloads its vocabulary on first use; where there is no internet, set
 `TIKTOKEN_CACHE_DIR` to a folder holding the cached file (see the README).

@@ -1,6 +1,6 @@
 """Markdown documents of one shape at a given size (in characters), for the chunker's
-linearity test and `bench/chunk_shapes.py`: the shapes an outside probe found superlinear
-(issue 26) and the ordinary ones beside them."""
+linearity test and `bench/chunk_shapes.py`: the shapes that are easy to make
+superlinear and the ordinary ones beside them."""
 
 from __future__ import annotations
 

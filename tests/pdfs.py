@@ -401,7 +401,7 @@ def flowing_brochure_pdf() -> bytes:
 
 
 def text_bomb_pdf(uses: int = 5000, lines: int = 10, pages: int = 1) -> bytes:
-    """A small PDF whose text layer is huge (issue 26): one form XObject of `lines` lines of
+    """A small PDF whose text layer is huge: one form XObject of `lines` lines of
     1,410 characters in a 1-point font, drawn `uses` times on each page. pypdf reads the
     form's text at every use (it stops after 5,000 uses a page), so each page yields about
     `uses * lines * 1410` characters from a file of a few KB."""

@@ -9,11 +9,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from qdrant_client import QdrantClient
+from qdrant_client import models as qm
 
 from shared import ingest
 from shared import repository as repo
-from shared.adapters.qdrant import QdrantIndex, collection_name
+from shared.adapters.qdrant import QdrantIndex, collection_name, local_client
 from shared.db import transaction
 from shared.models import DocumentVersion
 from shared.settings import Settings, get_settings
@@ -23,6 +23,25 @@ from tests.versions import new_version
 from tests.workers import WorkerProcess, celery_worker, wait_for
 
 DONE = {Status.INDEXED, Status.FAILED, Status.UNCHANGED, Status.SUPERSEDED}
+
+
+def document_point_ids(index: QdrantIndex, document_id: uuid.UUID) -> set[uuid.UUID]:
+    """Every point of one document in the index, whatever its version."""
+    match = qm.FieldCondition(key="document_id", match=qm.MatchValue(value=str(document_id)))
+    index.ensure_collection()
+    found: set[uuid.UUID] = set()
+    offset = None
+    while True:
+        records, offset = index.client.scroll(
+            index.collection,
+            scroll_filter=qm.Filter(must=[match]),
+            limit=1000,
+            offset=offset,
+            with_payload=False,
+        )
+        found.update(uuid.UUID(str(record.id)) for record in records)
+        if offset is None:
+            return found
 
 
 @dataclass
@@ -73,7 +92,7 @@ class PipelineEnv:
     @contextmanager
     def qdrant(self) -> Iterator[QdrantIndex]:
         """The local Qdrant folder, opened by the test (stop the workers first: one process)."""
-        client = QdrantClient(path=self.env["QDRANT_PATH"])
+        client = local_client(self.env["QDRANT_PATH"])
         name = collection_name(self.env["EMBEDDING_MODEL"], int(self.env["EMBEDDING_DIMENSIONS"]))
         try:
             yield QdrantIndex(client, name, int(self.env["EMBEDDING_DIMENSIONS"]), local=True)

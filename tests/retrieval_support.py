@@ -11,9 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from qdrant_client import QdrantClient
 
-from shared.adapters.qdrant import Point, QdrantIndex
+from shared.adapters.qdrant import Point, QdrantIndex, local_client
 from shared.pipeline import indexing, wiring
 from shared.pipeline.embed import Embedder, embedding_input, make_embedder
 from shared.retrieval.search import SearchRequest, SearchResult, search
@@ -94,7 +93,7 @@ def crafted_index(tmp_path: Path, query: str, **settings: Any) -> Iterator[Craft
             redis_url=None,
             **settings,
         )
-        client = QdrantClient(path=str(tmp_path / "qdrant"))
+        client = local_client(str(tmp_path / "qdrant"))
         try:
             index = QdrantIndex(client, "crafted", DIM, local=True)
             yield Crafted(config, make_embedder(config), index, fake, query)

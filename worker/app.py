@@ -1,7 +1,8 @@
 """The Celery app, configured from the settings (`celery -A worker.app worker`).
 
-Reliability settings follow DESIGN.md: late acks, requeue on a lost worker, prefetch 1, a Redis
-visibility timeout above the longest task, time limits, JSON only, and task events for Flower.
+Reliability settings, so that a lost worker loses no work: late acks, requeue on a lost
+worker, prefetch 1, a Redis visibility timeout above the longest task, time limits, JSON only,
+and task events for Flower.
 Queues are split by kind of work so each scales on its own: `cpu` (convert, chunk) and `io`
 (embed, upsert, finalize, delete, reap), and `ocr` (the conversion of a PDF with scanned
 pages, which convert hands over: seconds a page, so a long scan never holds up small pages).
@@ -103,14 +104,14 @@ def _import_the_embedding_sdk(**_: Any) -> None:
     """The OpenAI SDK takes about a second to import: a worker pays it at boot (before prefork
     forks its children), not in its first task; the CLI and the hashing embedder never do."""
     if get_settings().use_openai:
-        importlib.import_module("shared.pipeline.embed.openai_api")
+        importlib.import_module("shared.adapters.openai_embeddings")
 
 
 @worker_init.connect
 def _load_the_tokenizer(**_: Any) -> None:
     """tiktoken's vocabulary takes a few hundred milliseconds to load: loaded once at boot,
     before prefork forks, instead of in every child's first chunk task. If it cannot be loaded
-    here, the first task says why (a retryable error) as before."""
+    here, the first task says why (a retryable error)."""
     from shared.errors import TransientError
     from shared.tokens import encoding
 

@@ -2,15 +2,16 @@
 
 `QDRANT_URL` talks to a server (production); otherwise the client runs in local mode on
 `QDRANT_PATH`. A collection holds a named dense vector (`dense`) and a named sparse lexical
-vector (`sparse`, with Qdrant's IDF modifier) for hybrid search; collections made before the
-sparse vector existed have one unnamed dense vector and keep working dense-only until
+vector (`sparse`, with Qdrant's IDF modifier) for hybrid search; a collection with one unnamed
+dense vector and no sparse one (the older layout) keeps working dense-only until
 `ingest reindex` builds a new collection. New collections compare dense vectors by dot
 product over vectors normalised here (the same scores as cosine): local mode re-normalises
 every stored vector of a cosine collection on every query (~100 ms at 10,000 chunks), a server
-is as fast either way. Cosine collections made before keep working; `ingest reindex` moves to
-a dot-product one. In local mode sparse queries are scored from postings (`qdrant_local`).
-Local mode locks its folder to one process and is not safe across threads (points were seen
-lost under concurrent upserts), so every call on a local client holds one lock.
+is as fast either way. Cosine collections (the older layout) keep working; `ingest reindex`
+moves to a dot-product one. In local mode sparse queries are scored from postings (`qdrant_local`,
+put in place by `qdrant_patches` when `local_client` makes a client).
+Local mode locks its folder to one process and is not safe across threads (concurrent
+upserts can lose points), so every call on a local client holds one lock.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ import numpy as np
 from qdrant_client import QdrantClient
 from qdrant_client import models as qm
 
-from shared.adapters import qdrant_local
+from shared.adapters import qdrant_local, qdrant_patches
 from shared.errors import PermanentError
 from shared.settings import Settings
 
@@ -73,22 +74,28 @@ class Candidate:
     sparse: float | None
 
 
+def local_client(path: str) -> QdrantClient:
+    """A local-mode client on the folder `path` (":memory:": nothing kept on disk, for
+    benchmarks, throwaway demos and evaluation), with local mode's slow parts replaced for the
+    process (`qdrant_patches.install`). Every local-mode client of the service is made here."""
+    qdrant_patches.install()
+    if path == ":memory:":
+        return QdrantClient(location=":memory:")
+    try:
+        return QdrantClient(path=path)
+    except RuntimeError as exc:  # portalocker: another process holds the folder
+        raise PermanentError(
+            f"The local Qdrant folder {path} is in use by another process (a worker or "
+            "another ingest command). Stop that process, or use a Qdrant server "
+            "(QDRANT_URL).",
+            code="qdrant_locked",
+        ) from exc
+
+
 @lru_cache(maxsize=4)
-def _client(url: str | None, path: str | None, api_key: str | None) -> QdrantClient:
-    if url:
-        client = QdrantClient(url=url, api_key=api_key, timeout=60)
-    elif path == ":memory:":  # nothing kept on disk: benchmarks and throwaway demos
-        client = QdrantClient(location=":memory:")
-    else:
-        try:
-            client = QdrantClient(path=path)
-        except RuntimeError as exc:  # portalocker: another process holds the folder
-            raise PermanentError(
-                f"The local Qdrant folder {path} is in use by another process (a worker or "
-                "another ingest command). Stop that process, or use a Qdrant server "
-                "(QDRANT_URL).",
-                code="qdrant_locked",
-            ) from exc
+def _client(url: str | None, path: str, api_key: str | None) -> QdrantClient:
+    """A server's client when there is a URL, else local mode on `path` (one per process)."""
+    client = QdrantClient(url=url, api_key=api_key, timeout=60) if url else local_client(path)
     atexit.register(client.close)  # local mode flushes and unlocks its folder on close
     return client
 
@@ -105,28 +112,22 @@ class QdrantIndex:
         self.dimensions = dimensions
         self.local = local
         self._ready = False
-        self.named = True  # dense vector named `dense` (False: a collection of before)
+        self.named = True  # dense vector named `dense` (False: the older unnamed layout)
         self.has_sparse = True
         self.normalise = True  # dot product over unit vectors (False: a cosine collection)
-        if local:
-            qdrant_local.install()
         self._tuned = False  # local mode's SQLite commits made cheap (`_fast_local_commits`)
 
     @classmethod
     def from_settings(cls, settings: Settings, collection: str, dimensions: int) -> QdrantIndex:
         api_key = settings.qdrant_api_key.get_secret_value() if settings.qdrant_api_key else None
         client = _client(
-            settings.qdrant_url, None if settings.qdrant_url else settings.qdrant_path, api_key
+            settings.qdrant_url, "" if settings.qdrant_url else settings.qdrant_path, api_key
         )
         return cls(client, collection, dimensions, local=not settings.qdrant_url)
 
     def sibling(self, collection: str) -> QdrantIndex:
         """Another collection of the same size on the same client (reindex target)."""
         return QdrantIndex(self.client, collection, self.dimensions, self.local)
-
-    def drop(self) -> None:
-        with self._guard():
-            self.client.delete_collection(self.collection)
 
     def _guard(self) -> AbstractContextManager[Any]:
         return _LOCAL_LOCK if self.local else nullcontext()
@@ -228,10 +229,6 @@ class QdrantIndex:
             with self._guard():
                 self.client.delete(self.collection, points_selector=selector, wait=True)
 
-    def document_point_ids(self, document_id: uuid.UUID) -> set[uuid.UUID]:
-        """Every point of one document, whatever its version."""
-        return set(self._scroll_ids(_match("document_id", str(document_id))))
-
     def all_point_ids(self) -> set[uuid.UUID]:
         return set(self._scroll_ids(None))
 
@@ -258,17 +255,6 @@ class QdrantIndex:
         selector = qm.FilterSelector(filter=_match("document_id", str(document_id)))
         with self._guard():
             self.client.delete(self.collection, points_selector=selector, wait=True)
-
-    def search(self, vector: list[float], limit: int = 5) -> list[qm.ScoredPoint]:
-        self.ensure_collection()
-        with self._guard():
-            return self.client.query_points(
-                self.collection,
-                query=self._dense(vector),
-                using=DENSE if self.named else None,
-                limit=limit,
-                with_payload=True,
-            ).points
 
     def candidates(
         self,

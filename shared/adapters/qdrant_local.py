@@ -2,7 +2,7 @@
 
 Local mode has no sparse index: `LocalCollection.search` scores a sparse query against every
 stored vector with a Python merge loop (`calculate_distance_sparse`, ~65 µs a point, 0.7 s
-at 10,000 chunks). `install()` replaces that one function, for plain sparse queries inside
+at 10,000 chunks). `_score` stands in for that one function, for plain sparse queries inside
 `LocalCollection.search` only, with postings sorted by term (numpy arrays, one set per
 collection and sparse vector) that visit only the query's terms. Everything around it stays
 local mode's own: the IDF rescoring of the query, filters, deleted points, ordering, fusion.
@@ -17,7 +17,7 @@ Query copies: local mode deep-copies every query and prefetch before resolving p
 it (`QdrantLocal._resolve_query_input`, `_resolve_prefetch_input`): three copies of the
 1536-float query for a fused search, ~1.4 ms each. A query that is already a plain dense or
 sparse vector has nothing to resolve and nothing in it is changed, so it is used as given;
-anything else (point ids, lookups, nested prefetches, filters, MMR) is copied as before.
+anything else (point ids, lookups, nested prefetches, filters, MMR) is copied as local mode does.
 
 Fusion: local mode's RRF query ends with `retrieve`, a validated pydantic record per hit only
 to move its payload over; `fused_rrf` runs local mode's own steps without it (candidates).
@@ -29,16 +29,20 @@ every upsert, so a slot whose object changed is re-read on the next query. Anyth
 index cannot reproduce exactly (an unsorted stored vector, which the loop rejects; values
 that are not Python numbers) goes to the loop. A Qdrant server (QDRANT_URL) never comes
 here: it has its own inverted index.
+
+The stand-ins are put in place by `shared.adapters.qdrant_patches` only (see `PATCHES`), when
+a local-mode client is made; `vector_reader` and `fused_rrf` are called directly by
+`shared.adapters.qdrant`. All of it follows qdrant-client 1.20's local mode, the minor
+release pinned in pyproject.toml.
 """
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import operator
 import threading
 import weakref
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from contextvars import ContextVar
 from typing import Any, cast
 
@@ -269,7 +273,7 @@ def _resolve_query(
     plain = _plain_query(query) if lookup_from is None else None
     if plain is None:
         return _RESOLVE_QUERY(self, collection_name, query, using, lookup_from)
-    self._get_collection(collection_name)  # raises for an unknown collection, as before
+    self._get_collection(collection_name)  # raises for an unknown collection, as local mode does
     return plain, set()
 
 
@@ -364,31 +368,12 @@ def fused_rrf(
     return kept
 
 
-def install() -> None:
-    """Score plain sparse searches of every local collection from postings, keep filters'
-    answers, use plain vector queries without copying them (idempotent)."""
-    _local.calculate_distance_sparse = _score
-    _local.calculate_payload_mask = _payload_mask
-    LocalCollection.search = _search  # type: ignore[method-assign]  # the patch itself
-    QdrantLocal._resolve_query_input = _resolve_query  # type: ignore[method-assign]  # the patch itself
-    QdrantLocal._resolve_prefetch_input = _resolve_prefetch  # type: ignore[method-assign]  # the patch itself
-
-
-def uninstall() -> None:
-    _local.calculate_distance_sparse = _LOOP
-    _local.calculate_payload_mask = _MASK
-    LocalCollection.search = _SEARCH  # type: ignore[method-assign]  # the patch itself
-    QdrantLocal._resolve_query_input = _RESOLVE_QUERY  # type: ignore[method-assign]  # the patch itself
-    QdrantLocal._resolve_prefetch_input = _RESOLVE_PREFETCH  # type: ignore[method-assign]  # the patch itself
-
-
-@contextlib.contextmanager
-def loop_only() -> Iterator[None]:
-    """qdrant-client's own scoring for the duration (tests compare the two)."""
-    installed = _local.calculate_distance_sparse is _score
-    uninstall()
-    try:
-        yield
-    finally:
-        if installed:
-            install()
+#: What `shared.adapters.qdrant_patches` replaces: (owner, attribute, qdrant-client's own, ours).
+#: This module only defines the replacements; installing them is that module's job.
+PATCHES: tuple[tuple[Any, str, Any, Any], ...] = (
+    (_local, "calculate_distance_sparse", _LOOP, _score),
+    (_local, "calculate_payload_mask", _MASK, _payload_mask),
+    (LocalCollection, "search", _SEARCH, _search),
+    (QdrantLocal, "_resolve_query_input", _RESOLVE_QUERY, _resolve_query),
+    (QdrantLocal, "_resolve_prefetch_input", _RESOLVE_PREFETCH, _resolve_prefetch),
+)

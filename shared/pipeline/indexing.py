@@ -17,13 +17,13 @@ from typing import Any
 import numpy as np
 from qdrant_client import models as qm
 
+from shared import sparse
 from shared.adapters.qdrant import Point, QdrantIndex
 from shared.models import Chunk as ChunkRow
 from shared.models import Document, DocumentVersion
 from shared.pipeline.chunk import Chunk
 from shared.pipeline.convert import Converted
 from shared.pipeline.embed import HEADING_SEPARATOR, Embedder, embedding_input
-from shared.retrieval import sparse
 from shared.tags import MAX_TAGS
 from shared.urls import safe_url
 

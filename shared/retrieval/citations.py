@@ -1,4 +1,4 @@
-"""Where a hit points: seed 002's `[Title: Section](URL)`, the URL as close to the passage as
+"""Where a hit points: a `[Title: Section](URL)` link, the URL as close to the passage as
 the source allows (`#page=N` for a PDF page, the heading's anchor for a web page)."""
 
 from __future__ import annotations

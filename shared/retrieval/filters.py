@@ -1,4 +1,4 @@
-"""Which chunks a search may return (seed 002's context selection), as Qdrant payload filters
+"""Which chunks a search may return (the caller's context selection), as Qdrant payload filters
 on indexed fields (`shared.adapters.qdrant.PAYLOAD_INDEXES`)."""
 
 from __future__ import annotations

@@ -9,9 +9,7 @@ import uuid
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from qdrant_client import QdrantClient
-
-from shared.adapters.qdrant import QdrantIndex
+from shared.adapters.qdrant import QdrantIndex, local_client
 from shared.models import Chunk as ChunkRow
 from shared.models import Document, DocumentVersion, utcnow
 from shared.pipeline import indexing
@@ -39,7 +37,7 @@ def build(
     in-memory collection; returns the index and the embedding tokens spent. `converted`
     gives a file's conversion (a benchmark's cache); by default the file is converted."""
     if index is None:
-        index = QdrantIndex(QdrantClient(location=":memory:"), "eval", embedder.dimensions, True)
+        index = QdrantIndex(local_client(":memory:"), "eval", embedder.dimensions, True)
     index.ensure_collection()
     tokens = 0
     for path in files:

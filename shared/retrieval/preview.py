@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from shared.retrieval import sparse
+from shared import sparse
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 # Inline HTML a crawler left in the page (`<button class="...">`, comments): the preview is

@@ -1,4 +1,4 @@
-"""Seed 004's steps 2-4 on the candidates: section-proximity rerank, top k, document order.
+"""Steps 2-4 of a search on the candidates: section-proximity rerank, top k, document order.
 
 Why a proximity boost: an answer often spans neighbouring chunks of one section ("Voorbereiding"
 lists what to bring, the next chunk when to stop eating). The best-scoring candidates (the

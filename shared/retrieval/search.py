@@ -1,6 +1,6 @@
 """The search front door: `search(SearchRequest(...))` -> hits with citations and timings.
 
-Seed 004's order: (1) embed the query with the active collection's model (the same embedder,
+The order: (1) embed the query with the active collection's model (the same embedder,
 rate limiter and token counting as the pipeline); candidates: the top `candidates` by cosine,
 fused in Qdrant with the sparse lexical list when hybrid; (2) section-proximity rerank;
 (3) keep the top `top_k`; (4) document order.
@@ -14,10 +14,10 @@ from typing import Any
 
 from qdrant_client import models as qm
 
+from shared import sparse
 from shared.adapters.qdrant import QdrantIndex
 from shared.pipeline import wiring
 from shared.pipeline.embed import Embedder, embed_query
-from shared.retrieval import sparse
 from shared.retrieval.filters import SearchFilters
 from shared.retrieval.hits import PAYLOAD_FIELDS, Hit, make_hit
 from shared.retrieval.rerank import RerankWeights, select

@@ -1,6 +1,6 @@
-"""Issue 26 item 5: every JSON route's body is capped before it is read.
+"""Every JSON route's body is capped before it is read.
 
-A 300 MB search body from the chatbot's key took the API from 257 to 980 MB. Now a
+A 300 MB search body from the chatbot's key would take the API from 257 to 980 MB. A
 Content-Length over the limit is a 413 at once, and a body without one (chunked) is cut off
 when it passes the limit. Real API on the real Postgres and Redis.
 """

@@ -1,5 +1,5 @@
-"""Bulk actions on documents (by ids or by the list's filter) and the list as CSV
-(issue 31, item 5). Real Postgres and Redis; versions stay `received` (no worker here)."""
+"""Bulk actions on documents (by ids or by the list's filter) and the list as CSV.
+Real Postgres and Redis; versions stay `received` (no worker here)."""
 
 from __future__ import annotations
 

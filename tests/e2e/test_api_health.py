@@ -1,4 +1,4 @@
-"""Readiness (issue 12, item 6): ready means the database answers at the code's migration
+"""Readiness: ready means the database answers at the code's migration
 head; the broker and Qdrant are reported (body and metrics) but do not take the API out of
 service; an OpenAI provider without a key is refused at start."""
 

@@ -1,5 +1,5 @@
-"""Issue 26 through the real API (Postgres, Redis; no worker): refusals that were 500s or
-quadratic work in the request thread are 422 problems at once, nothing stored; emptying a
+"""Input limits through the real API (Postgres, Redis; no worker): what would be a 500 or
+quadratic work in the request thread is a 422 problem at once, nothing stored; emptying a
 document asks for the `delete` scope."""
 
 from __future__ import annotations

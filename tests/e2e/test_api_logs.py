@@ -1,4 +1,4 @@
-"""The API's logs (issue 12 item 8, issue 18 item 7): `LOG_FORMAT=json ingest api` writes only
+"""The API's logs: `LOG_FORMAT=json ingest api` writes only
 JSON lines, uvicorn's and the access log's included, each request's with its request id; a key
 in a query string or in `Authorization` never reaches the log; "could not send the task" names
 the version."""

@@ -28,7 +28,7 @@ from tests.e2e.api_support import (
     use_settings,
 )
 from tests.pdfs import brochure_pdf
-from tests.pipeline import PipelineEnv
+from tests.pipeline import PipelineEnv, document_point_ids
 from tests.services import empty_redis_database, free_port, serve_http
 from tests.workers import wait_for
 
@@ -102,7 +102,7 @@ def chunks_of(http: TestClient, document_id: str) -> dict[str, Any]:
 def qdrant_points(pipeline: PipelineEnv, document_id: str) -> dict[str, dict[str, Any]]:
     """`{point id: payload}` of the document in Qdrant (call with the worker stopped)."""
     with pipeline.qdrant() as index:
-        ids = index.document_point_ids(uuid.UUID(document_id))
+        ids = document_point_ids(index, uuid.UUID(document_id))
         records = index.client.retrieve(index.collection, [str(i) for i in ids]) if ids else []
     return {str(record.id): dict(record.payload or {}) for record in records}
 

@@ -1,4 +1,4 @@
-"""Issue 26 items 10 and 13: what a scoped key may read, and the scope checked before the body.
+"""What a scoped key may read, and the scope checked before the body.
 
 The chatbot's search-only key must not read documents, versions, events or chunks, and must
 not make the API read an upload's body before its 403. Real API, Postgres and Redis.

@@ -1,4 +1,4 @@
-"""The service probed as an attacker with a valid key or a captured webhook would (issue 18):
+"""The service probed as an attacker with a valid key or a captured webhook would:
 each refusal through the real API, on the real Postgres and Redis (no worker here; the worker's
 side is in test_security_pipeline.py)."""
 

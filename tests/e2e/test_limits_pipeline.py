@@ -1,4 +1,4 @@
-"""Issue 26 through the real worker: front matter kept once per version (not per chunk), a
+"""Input limits through the real worker: front matter kept once per version (not per chunk), a
 version without chunks fails `empty_document` unless the request meant it, and an impossible
 front-matter date in a page fetched by URL fails its version instead of sticking.
 Real Postgres, Redis, a Celery worker subprocess, local Qdrant, the OpenAI stand-in."""
@@ -26,7 +26,7 @@ from tests.e2e.api_support import (
     signed_headers,
     use_settings,
 )
-from tests.pipeline import PipelineEnv
+from tests.pipeline import PipelineEnv, document_point_ids
 from tests.services import free_port, serve_http
 from tests.workers import wait_for
 
@@ -134,4 +134,4 @@ def test_an_impossible_date_in_a_fetched_page_fails_its_version(
     assert failed["status"] == "failed" and failed["error_code"] == "front_matter_refused"
     assert "month must be in 1..12" in failed["error_message"] and failed["attempts"] == 1
     with pipeline.qdrant() as index:
-        assert not index.document_point_ids(uuid.UUID(response.json()["document_id"]))
+        assert not document_point_ids(index, uuid.UUID(response.json()["document_id"]))

@@ -1,4 +1,4 @@
-"""A signal when nothing processes (issue 29, item 5): `/readyz` says whether workers answer
+"""A signal when nothing processes: `/readyz` says whether workers answer
 and how long the oldest version nobody holds has waited, `/metrics` has it as a gauge, and the
 editors' page shows a Dutch banner once versions wait past PROCESSING_STALL_SECONDS.
 
@@ -16,14 +16,20 @@ import sqlalchemy as sa
 from fastapi.testclient import TestClient
 from playwright.sync_api import Page, expect
 
+from api import processing
 from api.app import create_app
-from api.processing import forget_ping
 from shared.settings import Settings
 from tests.e2e.api_support import API_KEYS, EDITOR_KEY, MARKDOWN, use_settings
 from tests.e2e.web_support import ServedApp
 from tests.pipeline import PipelineEnv
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration]
+
+
+def forget_ping() -> None:
+    """Ask the workers again on the next reading: the API keeps a ping's answer a while, and
+    these tests start and stop workers."""
+    processing._last_ping = None
 
 
 def upload_and_age(http: httpx.Client | TestClient, pg: str, minutes: int) -> None:

@@ -1,4 +1,4 @@
-"""Issue 18 through the real worker: a YAML bomb fails its version (and the worker lives on),
+"""Hostile input through the real worker: a YAML bomb fails its version (and the worker lives on),
 a replayed delete cannot remove a republished page, and the index carries only safe URLs.
 Real Postgres, Redis, a Celery worker subprocess, local Qdrant, the OpenAI stand-in."""
 
@@ -26,7 +26,7 @@ from tests.e2e.api_support import (
     signed_headers,
     use_settings,
 )
-from tests.pipeline import PipelineEnv
+from tests.pipeline import PipelineEnv, document_point_ids
 from tests.services import free_port, serve_http
 from tests.unit.test_front_matter import billion_laughs
 from tests.versions import new_version
@@ -131,7 +131,7 @@ def test_a_replayed_delete_cannot_remove_a_republished_page(
         detail = http.get(f"/v1/documents/{republished['document_id']}").json()
     assert detail["status"] == "indexed" and detail["deleted_at"] is None
     with pipeline.qdrant() as index:
-        assert index.document_point_ids(uuid.UUID(republished["document_id"]))
+        assert document_point_ids(index, uuid.UUID(republished["document_id"]))
 
 
 def test_the_index_carries_only_safe_urls(http: TestClient, pipeline: PipelineEnv) -> None:
@@ -149,7 +149,7 @@ def test_the_index_carries_only_safe_urls(http: TestClient, pipeline: PipelineEn
     with pipeline.qdrant() as index:
         urls = []
         for version in registered:
-            ids = index.document_point_ids(version.document_id)
+            ids = document_point_ids(index, version.document_id)
             (point,) = index.client.retrieve(index.collection, [str(i) for i in ids])
             urls.append((point.payload or {}).get("source_url"))
     assert urls == [None, "https://z.example/k"]

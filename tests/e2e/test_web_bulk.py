@@ -1,4 +1,4 @@
-"""The bulk bar on the documents list (issue 31, item 5), in Dutch: select two documents by
+"""The bulk bar on the documents list, in Dutch: select two documents by
 hand, delete them after one confirmation that names the count; select all of a filter and
 re-process them; export the list as CSV. Real API (uvicorn), Postgres, Redis; Chromium."""
 

@@ -1,4 +1,4 @@
-"""The page's Markdown rendering of chunks and search passages (issue 31, item 7): `:::tip` /
+"""The page's Markdown rendering of chunks and search passages: `:::tip` /
 `:::warning` admonitions are boxes with a Dutch label, not raw `:::` lines; the rest stays
 text built from nodes (never HTML). Real API (uvicorn), Chromium."""
 

@@ -102,7 +102,7 @@ def test_a_key_without_the_search_scope_is_told_in_words(page: Page, served: str
 
 
 def test_a_key_without_the_read_scope_is_told_in_dutch(dutch_page: Page, served: str) -> None:
-    """The chatbot's search-only key may not read the documents (issue 26 item 10): signing in
+    """The chatbot's search-only key may not read the documents: signing in
     with it on the editors' page says why, in Dutch."""
     page = dutch_page
     page.goto(served + "/")

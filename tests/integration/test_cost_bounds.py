@@ -1,4 +1,4 @@
-"""Issue 26 items 3 and 4 through the real worker: a document over its chunking CPU budget
+"""Cost bounds through the real worker: a document over its chunking CPU budget
 and a PDF text bomb each fail their version at once with a typed code, and the worker goes on
 with the next page. Real Postgres, Redis, a Celery worker subprocess, local Qdrant, the OpenAI
 stand-in."""

@@ -8,8 +8,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from shared.adapters.openai_embeddings import OpenAIEmbedder
 from shared.pipeline.embed.coalesce import Answer, Limits, Pending, embed_pending
-from shared.pipeline.embed.openai_api import OpenAIEmbedder
 from shared.tokens import count_tokens
 from tests.fakes.openai_server import FakeOpenAI
 

@@ -19,9 +19,9 @@ import openai
 import pytest
 from prometheus_client import REGISTRY
 
+from shared.adapters.openai_embeddings import QUOTA_MESSAGE, OpenAIEmbedder
 from shared.errors import PermanentError, TransientError
 from shared.pipeline.embed import make_embedder
-from shared.pipeline.embed.openai_api import QUOTA_MESSAGE, OpenAIEmbedder
 from shared.ratelimit import LocalRateLimiter
 from shared.settings import Settings
 from shared.tokens import count_tokens

@@ -1,6 +1,6 @@
 """The embed stage sends the same text for a chunk as reindex and `ingest eval` do: its
-heading path with the titles of the other sections it covers, then its text (issue 14,
-item 2), so one chunk gets one vector whichever path embedded it."""
+heading path with the titles of the other sections it covers, then its text, so one chunk
+gets one vector whichever path embedded it."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Row locks on the real Postgres: registering a version never deadlocks with a stage that is
-finishing, making a version current, or a delete (issue 12, item 1)."""
+finishing, making a version current, or a delete."""
 
 from __future__ import annotations
 

@@ -13,7 +13,7 @@ from shared.db import transaction
 from shared.pipeline.verify import verify
 from shared.states import Status
 from tests.pdfs import brochure_pdf
-from tests.pipeline import PipelineEnv
+from tests.pipeline import PipelineEnv, document_point_ids
 from tests.workers import wait_for
 
 pytestmark = pytest.mark.integration
@@ -126,7 +126,7 @@ def test_three_quick_versions_end_with_the_last_one_indexed(pipeline: PipelineEn
         Status.SUPERSEDED,
     ]
     with pipeline.qdrant() as index:
-        assert index.document_point_ids(versions[-1].document_id) == point_ids_of(
+        assert document_point_ids(index, versions[-1].document_id) == point_ids_of(
             versions[-1].version_id
         )
 
@@ -147,8 +147,8 @@ def test_delete_removes_every_point(pipeline: PipelineEnv) -> None:
 
         wait_for(purged, timeout=60, what="the delete task")
     with pipeline.qdrant() as index:
-        assert index.document_point_ids(gone.document_id) == set()
-        assert index.document_point_ids(kept.document_id) == point_ids_of(kept.version_id)
+        assert document_point_ids(index, gone.document_id) == set()
+        assert document_point_ids(index, kept.document_id) == point_ids_of(kept.version_id)
 
 
 def test_a_publish_right_after_a_delete_wins_over_the_late_delete_task(
@@ -177,4 +177,4 @@ def test_a_publish_right_after_a_delete_wins_over_the_late_delete_task(
         document = repo.find_document(session, str(again.document_id))
         assert document.deleted_at is None and document.current_version_id == again.version_id
     with pipeline.qdrant() as index:
-        assert index.document_point_ids(again.document_id) == point_ids_of(again.version_id)
+        assert document_point_ids(index, again.document_id) == point_ids_of(again.version_id)

@@ -10,8 +10,8 @@ from collections.abc import Iterator
 import pytest
 import redis
 
+from shared.adapters.openai_embeddings import OpenAIEmbedder
 from shared.errors import TransientError
-from shared.pipeline.embed.openai_api import OpenAIEmbedder
 from shared.ratelimit import LocalRateLimiter, RateLimiter, RedisRateLimiter
 from shared.tokens import count_tokens
 from tests.fakes.openai_server import FakeOpenAI

@@ -1,4 +1,4 @@
-"""Retry budgets with a real worker (issue 12, item 2): a transient error is tried exactly
+"""Retry budgets with a real worker: a transient error is tried exactly
 MAX_ATTEMPTS times and then ends `failed` (retryable) with a readable message; a version held
 by another live task is waited for (one lease), not given up after Celery's default 3."""
 

@@ -1,5 +1,5 @@
 """Search on a crafted index (real local Qdrant, query embedded by the OpenAI stand-in):
-seed 004's order step by step, every filter, citations, hybrid matching."""
+the search's order step by step, every filter, citations, hybrid matching."""
 
 from __future__ import annotations
 
@@ -177,8 +177,8 @@ def test_hybrid_hits_carry_the_dense_and_sparse_scores_of_their_own_vectors(
     crafted: Crafted,
 ) -> None:
     """One fused query: the per-hit scores come from the hits' vectors, not extra lists."""
+    from shared import sparse
     from shared.pipeline import indexing
-    from shared.retrieval import sparse
 
     c = crafted
     seed_004_index(c)

@@ -1,4 +1,4 @@
-"""Secrets (issue 12, item 7): a URL-encoded password works in `ingest db upgrade`, and no
+"""Secrets: a URL-encoded password works in `ingest db upgrade`, and no
 command, log line or error prints a password or an API key."""
 
 from __future__ import annotations

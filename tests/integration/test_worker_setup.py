@@ -1,4 +1,4 @@
-"""Unsafe worker set-ups are refused at start (issue 12, item 5): local Qdrant is locked to one
+"""Unsafe worker set-ups are refused at start: local Qdrant is locked to one
 process, so an `io` worker with several prefork processes would fail its versions with
 `qdrant_locked`."""
 

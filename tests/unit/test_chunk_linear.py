@@ -1,4 +1,4 @@
-"""The chunker's cost grows linearly with its input, whatever the shape (issue 26 item 3),
+"""The chunker's cost grows linearly with its input, whatever the shape,
 and a document over its CPU budget fails `too_complex` instead of running on.
 
 The linearity test is a ratio, not an absolute time: each shape is chunked at a small and an

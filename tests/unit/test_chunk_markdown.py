@@ -1,4 +1,4 @@
-"""The chunker on the cases that broke other chunkers (issue 3), one named test each."""
+"""The chunker on the cases that broke other chunkers, one named test each."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Overlap that reads cleanly (issue 14, item 3), its scope (item 4), section-aware packing (5)."""
+"""Overlap that reads cleanly, its scope, and section-aware packing."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""GFM tables as GitHub renders them (issue 14, item 1).
+"""GFM tables as GitHub renders them.
 
 The examples are inputs of the GFM spec's "Tables (extension)" section and of cmark-gfm's
 test/extensions.txt (github/cmark-gfm; spec CC-BY-SA 4.0), copied as data; each is paired

@@ -1,5 +1,5 @@
 """Bullets and tables that a PDF draws as shapes (tests/pdfs_drawn.py) become Markdown lists
-and GFM tables (issue 27 items 2 and 4)."""
+and GFM tables."""
 
 from __future__ import annotations
 

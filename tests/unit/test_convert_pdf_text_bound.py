@@ -1,4 +1,4 @@
-"""A PDF text bomb is refused while pypdf reads it (issue 26 item 4): a page's text beyond
+"""A PDF text bomb is refused while pypdf reads it: a page's text beyond
 PDF_MAX_CHARS_PER_PAGE, or the document's beyond PDF_MAX_CHARS, fails `too_large` before the
 lines, layout and Markdown of the rest are built. Ordinary brochures convert as before."""
 

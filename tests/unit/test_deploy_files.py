@@ -230,7 +230,7 @@ def test_every_environment_variable_is_a_setting_or_a_known_external_one() -> No
         assert not names & {"DATABASE_URL", "REDIS_URL"}, "only from the ConfigMap and Secret"
 
 
-# --- migrations before serving, images, KEDA's Secret (issue 12, item 9) ------------------------
+# --- migrations before serving, images, KEDA's Secret ---------------------------------------
 
 
 def test_every_pod_that_uses_the_database_migrates_first_and_no_job_is_applied() -> None:

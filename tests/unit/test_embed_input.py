@@ -1,4 +1,4 @@
-"""What is embedded for a chunk: the heading path line, then the text (DESIGN.md, rule 8)."""
+"""What is embedded for a chunk: the heading path line, then the text."""
 
 from __future__ import annotations
 

@@ -7,9 +7,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from qdrant_client import QdrantClient
 
-from shared.adapters.qdrant import QdrantIndex
+from shared.adapters.qdrant import QdrantIndex, local_client
 from shared.errors import PermanentError
 from shared.pipeline.embed import make_embedder
 from shared.retrieval.memory_index import build
@@ -53,7 +52,7 @@ def test_the_search_embeds_its_question_as_a_query(tmp_path: Path) -> None:
         "# Knieoperatie\n\n## Duur\n\nDe operatie duurt ongeveer een uur.\n", encoding="utf-8"
     )
     embedder = make_embedder(SETTINGS)
-    index = QdrantIndex(QdrantClient(location=":memory:"), "eval", 384, True)
+    index = QdrantIndex(local_client(":memory:"), "eval", 384, True)
     build([folder / "knie.md"], folder, SETTINGS, embedder, index)
     query = "Hoe lang duurt de knieoperatie?"
     result = search(

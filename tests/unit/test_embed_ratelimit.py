@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from shared.pipeline.embed.openai_api import retry_after_seconds
+from shared.adapters.openai_embeddings import retry_after_seconds
 from shared.ratelimit import LocalRateLimiter
 
 

@@ -260,7 +260,7 @@ def self_signed(folder: Path, name: str) -> tuple[str, str]:
     return str(cert_file), str(key_file)
 
 
-# --- issue 26 item 8: an allow-list entry names a port too ---------------------------------
+# --- an allow-list entry names a port too ---------------------------------------------------
 
 
 def test_a_listed_host_is_allowed_on_its_schemes_port_only() -> None:
@@ -290,7 +290,7 @@ def test_an_entry_with_a_bad_port_stops_the_settings() -> None:
         Settings(content_fetch_allowed_hosts="cms.example:http", _env_file=None)  # type: ignore[call-arg]
 
 
-# --- issue 26 item 7: IPv6 transition forms carry an IPv4 address ---------------------------
+# --- IPv6 transition forms carry an IPv4 address ---------------------------------------------
 
 TRANSITION_FORMS = [
     "64:ff9b::7f00:1",  # NAT64 of 127.0.0.1

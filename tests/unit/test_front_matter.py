@@ -1,7 +1,7 @@
 """Front matter is parsed defensively: YAML aliases, oversized and deeply nested blocks are
 refused before anything is built from them (front matter without anchors and with bounded
 nesting is composed once instead: same outcome), and a `---` block that is not a YAML
-mapping is Markdown, not metadata (issue 14 item 6)."""
+mapping is Markdown, not metadata."""
 
 from __future__ import annotations
 

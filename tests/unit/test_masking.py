@@ -1,4 +1,4 @@
-"""Issue 26 items 10 and 11: what logs and error messages never show.
+"""What logs and error messages never show.
 
 Keys are masked by their value, scoped or not, and no word is masked for being a scope name;
 a URL's query string and credentials never reach an error message or a log line.

@@ -7,9 +7,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from qdrant_client import QdrantClient
 
-from shared.adapters.qdrant import QdrantIndex
+from shared.adapters.qdrant import QdrantIndex, local_client
 from shared.pipeline.embed import embedding_input
 from shared.pipeline.embed.hashing import HashingEmbedder
 from shared.retrieval.memory_index import build
@@ -23,7 +22,7 @@ def test_a_chunk_over_two_sections_is_embedded_with_both_titles(tmp_path: Path) 
         encoding="utf-8",
     )
     embedder = HashingEmbedder(64)
-    index = QdrantIndex(QdrantClient(location=":memory:"), "eval", 64, True)
+    index = QdrantIndex(local_client(":memory:"), "eval", 64, True)
     build([tmp_path / "heup.md"], tmp_path, Settings(_env_file=None), embedder, index)  # type: ignore[call-arg]
     (point,) = index.client.scroll(index.collection, with_vectors=True, with_payload=True)[0]
     data = point.payload or {}

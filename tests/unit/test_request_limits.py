@@ -1,4 +1,4 @@
-"""Issue 26's bounds, function by function: tags (count, length, linear de-duplication),
+"""The bounds on hostile input, function by function: tags (count, length, linear de-duplication),
 front matter (impossible dates, huge numbers, link schemes, tags), values JSON columns cannot
 hold, citations that stay one link, and chunk rows without the front matter."""
 

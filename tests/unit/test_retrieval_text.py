@@ -3,7 +3,7 @@ passage that matched."""
 
 from __future__ import annotations
 
-from shared.retrieval import sparse
+from shared import sparse
 from shared.retrieval.citations import citation, cited_headings, slug
 from shared.retrieval.preview import passage, pieces
 

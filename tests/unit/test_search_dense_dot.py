@@ -10,7 +10,7 @@ import pytest
 from qdrant_client import QdrantClient
 from qdrant_client import models as qm
 
-from shared.adapters.qdrant import DENSE, SPARSE, Point, QdrantIndex
+from shared.adapters.qdrant import DENSE, SPARSE, Point, QdrantIndex, local_client
 
 DIMENSIONS = 16
 
@@ -39,7 +39,7 @@ def cosine_collection(client: QdrantClient, name: str) -> None:
 
 def test_a_new_collection_stores_unit_vectors_and_ranks_by_cosine() -> None:
     rng = np.random.default_rng(3)
-    client = QdrantClient(location=":memory:")
+    client = local_client(":memory:")
     index = QdrantIndex(client, "new", DIMENSIONS, local=True)
     stored = points(rng)
     index.upsert(stored)
@@ -59,7 +59,7 @@ def test_a_new_collection_stores_unit_vectors_and_ranks_by_cosine() -> None:
 
 def test_a_cosine_collection_of_before_gives_the_same_hits() -> None:
     rng = np.random.default_rng(4)
-    client = QdrantClient(location=":memory:")
+    client = local_client(":memory:")
     cosine_collection(client, "old")
     old = QdrantIndex(client, "old", DIMENSIONS, local=True)
     new = QdrantIndex(client, "new", DIMENSIONS, local=True)

@@ -14,8 +14,8 @@ from qdrant_client import models as qm
 from qdrant_client.local import local_collection
 from qdrant_client.local import qdrant_local as local_qdrant
 
-from shared.adapters import qdrant_local
-from shared.adapters.qdrant import DENSE, SPARSE, QdrantIndex
+from shared.adapters import qdrant_local, qdrant_patches
+from shared.adapters.qdrant import DENSE, SPARSE, QdrantIndex, local_client
 
 DIMENSIONS = 8
 VOCABULARY = [random.Random(n).randrange(2**32) for n in range(60)]  # hashed-looking terms
@@ -119,7 +119,7 @@ def answers(client: QdrantClient, rng: random.Random) -> list[list[tuple[str, fl
 
 
 def both(client: QdrantClient, seed: int) -> tuple[list, list]:
-    with qdrant_local.loop_only():
+    with qdrant_patches.loop_only():
         theirs = answers(client, random.Random(seed))
     ours = answers(client, random.Random(seed))
     return ours, theirs
@@ -127,7 +127,7 @@ def both(client: QdrantClient, seed: int) -> tuple[list, list]:
 
 @pytest.fixture
 def installed() -> Iterator[None]:
-    qdrant_local.install()
+    qdrant_patches.install()
     yield
 
 
@@ -157,11 +157,31 @@ def test_same_results_after_reopening_a_folder(installed: None, tmp_path: Path) 
         client.close()
 
 
+def test_only_making_a_local_client_patches_qdrant_client() -> None:
+    """The patches are process-wide, so they come from one place: an index patches nothing."""
+    qdrant_patches.uninstall()
+    try:
+        QdrantIndex(QdrantClient(location=":memory:"), "c", DIMENSIONS, local=True)
+        for owner, attribute, theirs, _ in qdrant_local.PATCHES:
+            assert getattr(owner, attribute) is theirs
+        local_client(":memory:")
+        local_client(":memory:")  # installing twice changes nothing
+        for owner, attribute, theirs, ours in qdrant_local.PATCHES:
+            assert getattr(owner, attribute) is ours is not theirs
+        with qdrant_patches.loop_only():
+            for owner, attribute, theirs, _ in qdrant_local.PATCHES:
+                assert getattr(owner, attribute) is theirs
+        for owner, attribute, _, ours in qdrant_local.PATCHES:
+            assert getattr(owner, attribute) is ours
+    finally:
+        qdrant_patches.install()
+
+
 def test_a_local_index_scores_sparse_queries_from_postings() -> None:
     """Without them, a sparse query runs qdrant-client's loop over every point, and each list of
     a query checks the filter on every point again."""
-    qdrant_local.uninstall()
-    client = QdrantClient(location=":memory:")
+    qdrant_patches.uninstall()
+    client = local_client(":memory:")
     index = QdrantIndex(client, "c", DIMENSIONS, local=True)
     index.upsert([])
     assert local_collection.calculate_distance_sparse is not qdrant_local._LOOP
@@ -212,7 +232,7 @@ def test_plain_vector_queries_are_not_copied_and_not_changed(
     client.query_points("c", query=dense, using=DENSE, limit=10)
     assert not [v for v in copied if not isinstance(v, qm.FusionQuery)]
     assert prefetch == before and dense == [0.5] * DIMENSIONS
-    with qdrant_local.loop_only():  # qdrant-client's own resolution copies them
+    with qdrant_patches.loop_only():  # qdrant-client's own resolution copies them
         client.query_points("c", query=dense, using=DENSE, limit=10)
     assert copied[-1] == qm.NearestQuery(nearest=dense)
 
@@ -303,8 +323,8 @@ def test_local_fusion_gives_the_points_of_the_query_api(installed: None) -> None
 def test_local_candidates_build_no_record_per_hit(
     installed: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Local mode's fusion ended with `retrieve`: a validated pydantic record per hit (payload
-    included) only to move the payload over. The candidates no longer go through it."""
+    """Local mode's fusion ends with `retrieve`: a validated pydantic record per hit (payload
+    included) only to move the payload over. The candidates do not go through it."""
     client = QdrantClient(location=":memory:")
     duplicated(client, random.Random(13))
     index = QdrantIndex(client, "c", DIMENSIONS, local=True)

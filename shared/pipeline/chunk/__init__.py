@@ -1,4 +1,4 @@
-"""The chunker (DESIGN.md "Chunking"): `chunk_markdown(text, settings)` is the front door.
+"""The chunker: `chunk_markdown(text, settings)` is the front door.
 
 Inside: `markdown_blocks` finds the top-level blocks with exact offsets (`gfm_table`: tables
 as GitHub renders them), `packing` groups them into drafts (H1, then H2 and deeper, then

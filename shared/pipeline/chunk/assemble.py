@@ -21,11 +21,12 @@ from typing import Any
 from shared.pipeline.chunk import sections
 from shared.pipeline.chunk.budget import check, cpu_budget
 from shared.pipeline.chunk.doc_tokens import DocTokens, warm_up
-from shared.pipeline.chunk.markdown_blocks import Block, front_matter, normalise, scan_blocks
+from shared.pipeline.chunk.markdown_blocks import Block, normalise, scan_blocks
 from shared.pipeline.chunk.model import Chunk, ChunkSettings
 from shared.pipeline.chunk.overlap import NONE, take_overlap
 from shared.pipeline.chunk.packing import Draft, Packer
 from shared.pipeline.chunk.token_sums import joined_tokens
+from shared.pipeline.front_matter import front_matter
 from shared.tokens import encoding
 
 __all__ = ["Chunk", "ChunkSettings", "chunk_markdown", "front_matter", "normalise"]

@@ -21,7 +21,6 @@ from mistune.core import BlockState
 
 from shared.pipeline.chunk import gfm_table, list_items
 from shared.pipeline.chunk.budget import check
-from shared.pipeline.front_matter import front_matter as front_matter  # its home since the move
 
 _ADMONITION_OPEN = (
     r"^ {0,3}(?P<adm_colons>:{3,})[ \t]*(?P<adm_name>[A-Za-z][\w-]*)(?P<adm_title>[^\n]*)$"

@@ -12,14 +12,14 @@ OverlapScope = Literal["section", "h1", "document"]
 
 @dataclass(frozen=True)
 class ChunkSettings:
-    """Chunk sizes in cl100k_base tokens (seed 001 defaults)."""
+    """Chunk sizes in cl100k_base tokens (defaults: the `CHUNK_*` settings' defaults)."""
 
     target_tokens: int = 350
     max_tokens: int = 450
     overlap_tokens: int = 70
     min_tokens: int = 50
     # Where a chunk's overlap may come from: the same section (heading path), the same H1
-    # section, or anywhere in the document (seed 001's literal reading).
+    # section, or anywhere in the document (whatever the previous chunk is).
     overlap_scope: OverlapScope = "h1"
     # Whether the sections of a split H1 section are packed together toward the target, or
     # each starts a chunk of its own (`CHUNK_PACK_SECTIONS`).

@@ -35,7 +35,7 @@ _LIST_ITEM = re.compile(r" *(?:[*+-]|\d{1,9}[.)])(?:[ \t]|$)")
 Start = tuple[int, str]  # (source position, structure repeated in front of it)
 Nested = Callable[[Block], "list[Container]"]
 # Each block's containers, found once per document (keyed by its `DocTokens`): every chunk cut
-# from one huge block looks them up, and finding them again each time was quadratic.
+# from one huge block looks them up, and finding them again each time would be quadratic.
 _CONTAINERS: WeakKeyDictionary[DocTokens, dict[Block, list[Container]]] = WeakKeyDictionary()
 
 

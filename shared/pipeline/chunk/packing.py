@@ -39,7 +39,8 @@ class Draft:
 
 
 class Packer:
-    """Turns one document's blocks into drafts (seed 001's three passes, plus merging)."""
+    """Turns one document's blocks into drafts in three passes (H1 sections, then H2 and
+    deeper groups, then blocks), then merges drafts under the minimum."""
 
     def __init__(self, source: str, blocks: list[Block], settings: ChunkSettings) -> None:
         self.source = source

@@ -1,8 +1,8 @@
-"""A bound on the text a PDF's pages yield, checked while pypdf reads them (issue 26).
+"""A bound on the text a PDF's pages yield, checked while pypdf reads them.
 
 A page's content can draw one form XObject thousands of times, or repeat a text in a 1-point
-font: a 68 KB file once gave 70 million characters (73 s, 908 MB) that the chunker would then
-have worked on for hours. pypdf reports every run of text to a visitor as it goes, so the
+font: a 68 KB file can give 70 million characters (73 s, 908 MB) that the chunker would then
+work on for hours. pypdf reports every run of text to a visitor as it goes, so the
 count is kept there and the page is given up at the first run over the bound (`too_large`),
 before the lines, the layout or the Markdown of the rest are built.
 

@@ -1,6 +1,6 @@
 """The embedder interface: what text is embedded, what an embedder returns, how inputs fill
-requests. The providers (`openai_api`, `hashing`) import this module and nothing else of the
-package, so there is no import circle."""
+requests. The providers (`shared.adapters.openai_embeddings`, `hashing`) import this module and
+nothing else of the package, so there is no import circle."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ def embedding_input(
     """The text sent for one chunk: its heading path as one line, then the chunk text.
 
     The heading line keeps short chunks in context ("Neem uw identiteitskaart mee" belongs to
-    "Knieoperatie > Voorbereiding"); see DESIGN.md, chunking rule 8. When the chunk covers
+    "Knieoperatie > Voorbereiding"), for the vector and for the reader. When the chunk covers
     more sections (its `sections`), their titles follow the path, so the vector names every
     topic the text holds: "Knieoperatie > Voorbereiding; Herstel".
     """

@@ -24,7 +24,7 @@ def make_embedder(settings: Settings, limiter: RateLimiter | None = None) -> Emb
 
         return HashingEmbedder(settings.hashing_dimensions)
 
-    from shared.pipeline.embed.openai_api import OpenAIEmbedder
+    from shared.adapters.openai_embeddings import OpenAIEmbedder
 
     if limiter is None:
         limiter = default_limiter(settings)

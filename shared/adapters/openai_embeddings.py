@@ -6,8 +6,8 @@ limiter learns from. Any OpenAI-compatible server works through `base_url`.
 
 A rate-limit answer (429, not `insufficient_quota`) asks us to wait, it is not a failure: it
 is waited out (its `Retry-After`) up to `RATE_LIMITED_WAITS` times per allowed retry, apart
-from the `max_retries` that errors and timeouts get. Counted together, a burst of 429s after
-a few 500s used up one request's retries and failed every page of its batch.
+from the `max_retries` that errors and timeouts get: counted together, a burst of 429s after
+a few 500s would use up one request's retries and fail every page of its batch.
 """
 
 from __future__ import annotations
@@ -80,15 +80,15 @@ def _parse_duration(value: str | None) -> float | None:
 def _vector(embedding: str | list[float]) -> list[float]:
     """One embedding: base64 of little-endian float32 (as asked), or a JSON list of floats."""
     if isinstance(embedding, str):
-        return np.frombuffer(base64.b64decode(embedding), dtype="<f4").tolist()
+        vector: list[float] = np.frombuffer(base64.b64decode(embedding), dtype="<f4").tolist()
+        return vector
     return [float(value) for value in embedding]
 
 
 def _api_message(exc: openai.APIStatusError) -> str:
     body = exc.body
-    if isinstance(body, dict) and isinstance(body.get("message"), str):
-        return body["message"]
-    return exc.message
+    message = body.get("message") if isinstance(body, dict) else None
+    return message if isinstance(message, str) else exc.message
 
 
 class OpenAIEmbedder:
@@ -138,8 +138,8 @@ class OpenAIEmbedder:
             timeout=timeout_seconds,
         )
         # `dimensions` exists only from text-embedding-3 on; older models have a fixed size.
-        self._dimension_args = (
-            {"dimensions": dimensions} if model.startswith("text-embedding-3") else {}
+        self._dimensions: int | openai.Omit = (
+            dimensions if model.startswith("text-embedding-3") else openai.omit
         )
 
     def embed(self, inputs: list[str]) -> EmbedResult:
@@ -173,7 +173,7 @@ class OpenAIEmbedder:
                     input=list(texts),
                     model=self.model,
                     encoding_format="base64",  # 4 bytes a float instead of ~20 in JSON
-                    **self._dimension_args,
+                    dimensions=self._dimensions,
                 )
             except openai.RateLimitError as exc:
                 self._limiter.observe_headers(exc.response.headers)

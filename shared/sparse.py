@@ -10,6 +10,9 @@ folded ("café" = "cafe"), stemmed with the Snowball stemmer of the document's l
 The query's language is not known, so its terms are stemmed with every supported stemmer and
 all stems are sent (weight 1 each): the Dutch and the English stem of a word both find the
 chunks whose language produced them.
+
+Both sides use this module: the pipeline's indexing (a chunk's vector) and retrieval (a query's
+vector), so it belongs to neither and imports neither.
 """
 
 from __future__ import annotations
