@@ -22,6 +22,7 @@ from sqlalchemy.orm import Session
 from shared import repository as repo
 from shared.adapters.fetch import fetch
 from shared.db import transaction
+from shared.documents import described_fields
 from shared.errors import FrontMatterError, PermanentError
 from shared.log import bind, get_logger
 from shared.models import DocumentVersion
@@ -285,7 +286,7 @@ def chunk_conversion(
     without text (nothing to lose) is indexed empty as before."""
     described = dict(metadata)
     described.update(front_matter(normalise(converted.markdown))[0])
-    language = language or repo.described_fields(described).get("language")
+    language = language or described_fields(described).get("language")
     chunks = chunk_markdown(converted.markdown, ChunkSettings.from_settings(ctx.settings))
     if not chunks and not allow_empty and _has_chunks(document_id):
         raise PermanentError(
