@@ -1,19 +1,170 @@
-"""What a document is, apart from where it is kept: what a document says about itself.
+"""What a document is, apart from where it is kept: which upload is which document (its
+identity), what a new version hands in, and what a document says about itself.
 
-Plain rules, no SQL and no HTTP: the pipeline (`repository.describe_document`) and `ingest
-eval`'s in-memory index read a document's front matter or PDF metadata through
-`described_fields` and `described_tags`. Light to import: no SQLAlchemy, no converters.
+Plain rules, no SQL and no HTTP: the upload API, the CMS webhook and `ingest run` build their
+`NewVersion` here, and the pipeline (`repository.describe_document`) and `ingest eval`'s
+in-memory index read a document's front matter or PDF metadata through `described_fields`.
+Light to import (the CLI starts with it): no SQLAlchemy, no converters.
 """
 
 from __future__ import annotations
 
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from shared.tags import clean_tags
 from shared.urls import safe_url
 
+#: The sources of the entry points that name their documents themselves (`ingest run` takes
+#: its own with `--source`, "files" by default).
+UPLOAD_SOURCE = "upload"
+CMS_SOURCE = "cms"
+
 #: The longest title, URL or language a document's own description sets.
 MAX_DESCRIBED_CHARS = 1000
+
+
+@dataclass(frozen=True)
+class NewVersion:
+    """What an upload or a webhook hands in: identity, bytes and document metadata."""
+
+    source: str
+    external_id: str
+    content: bytes
+    sha256: str
+    media_type: str
+    filename: str | None = None
+    title: str | None = None
+    source_url: str | None = None
+    language: str | None = None
+    tags: list[str] = field(default_factory=list)
+    metadata: dict[str, Any] = field(default_factory=dict)
+    uploaded_by: str | None = None
+    force: bool = False  # re-ingest: do the work even when the content is unchanged
+    content_url: str | None = None  # bytes to be fetched by the worker (content empty)
+    allow_empty: bool = False  # may leave the document without chunks (else empty_document)
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+# --- which upload is which document ------------------------------------------------------
+
+
+def upload_folder(folder: str | None) -> str | None:
+    """An upload's `folder` as it prefixes keys: trimmed, no slash at either end; None for
+    nothing (`" /wonden/ "` -> `"wonden"`)."""
+    return (folder or "").strip().strip("/") or None
+
+
+def upload_external_id(
+    content: bytes, filename: str | None, external_id: str | None = None, folder: str | None = None
+) -> str:
+    """The key of an uploaded file: the `external_id` given (trimmed), else the file name
+    under the folder given (`<folder>/<file name>`), else the first 16 hex digits of the
+    bytes' sha256 (under the folder too). `folder` as `upload_folder` gives it."""
+    given = (external_id or "").strip()
+    if given:
+        return given
+    name = filename or sha256(content)[:16]
+    return f"{folder}/{name}" if folder is not None else name
+
+
+def file_external_id(path: Path, base: Path | None, id_prefix: str | None) -> str:
+    """The key of a file `ingest run` reads, found under the folder `base` (None: named by
+    itself): its absolute path, or with `id_prefix` the prefix and the path relative to the
+    folder (a file named by itself: its name). README, "Command line"."""
+    if id_prefix is None:
+        return path.resolve().as_posix()
+    relative = path.resolve().relative_to(base.resolve()) if base else Path(path.name)
+    return id_prefix + relative.as_posix()
+
+
+# --- new versions, one builder per entry point -------------------------------------------
+
+
+def uploaded_file(
+    content: bytes,
+    media_type: str,
+    filename: str | None,
+    *,
+    external_id: str | None = None,
+    folder: str | None = None,
+    title: str | None = None,
+    source_url: str | None = None,
+    language: str | None = None,
+    tags: list[str] | None = None,
+    metadata: dict[str, Any] | None = None,
+    uploaded_by: str | None = None,
+    allow_empty: bool = False,
+) -> NewVersion:
+    """A file of `POST /v1/documents` (fields already checked, `folder` as `upload_folder`
+    gives it), keyed by `upload_external_id`."""
+    return NewVersion(
+        source=UPLOAD_SOURCE,
+        external_id=upload_external_id(content, filename, external_id, folder),
+        content=content,
+        sha256=sha256(content),
+        media_type=media_type,
+        filename=filename,
+        title=title,
+        source_url=source_url,
+        language=language,
+        tags=list(tags or []),
+        metadata=dict(metadata or {}),
+        uploaded_by=uploaded_by,
+        allow_empty=allow_empty,
+    )
+
+
+def cms_page(
+    page_id: str,
+    body: str | None,
+    content_url: str | None,
+    media_type: str,
+    *,
+    title: str | None = None,
+    source_url: str | None = None,
+    language: str | None = None,
+    tags: list[str] | None = None,
+    allow_empty: bool = False,
+) -> NewVersion:
+    """A page the CMS publishes or updates, keyed by its id: the body stored now, or (no
+    body) its `content_url`, fetched by the worker (no bytes, no sha256 yet)."""
+    content = body.encode("utf-8") if body is not None else b""
+    return NewVersion(
+        source=CMS_SOURCE,
+        external_id=page_id,
+        content=content,
+        sha256=sha256(content) if content else "",
+        content_url=None if body is not None else content_url,
+        media_type=media_type,
+        title=title,
+        source_url=source_url,
+        language=language,
+        tags=list(tags or []),
+        uploaded_by="cms",
+        allow_empty=allow_empty,
+    )
+
+
+def local_file(data: bytes, filename: str, external_id: str, source: str) -> NewVersion:
+    """A file `ingest run` read (keyed by `file_external_id`), its type judged by its bytes
+    as an upload's is."""
+    from shared.pipeline.convert import detect_media_type  # the converters: heavy, needed here
+
+    return NewVersion(
+        source=source,
+        external_id=external_id,
+        content=data,
+        sha256=sha256(data),
+        media_type=detect_media_type(data, filename),
+        filename=filename,
+        uploaded_by="cli",
+    )
 
 
 # --- what a document says about itself ---------------------------------------------------

@@ -91,7 +91,6 @@ if TYPE_CHECKING:
     from shared.repository.versions import (
         STAGE_TIMESTAMP,
         Claim,
-        NewVersion,
         Registered,
         add_event,
         claim_stage,
@@ -137,7 +136,6 @@ __all__ = [
     "BatchClaim",
     "Claim",
     "DocumentTotals",
-    "NewVersion",
     "Registered",
     "active_collection",
     "add_event",
