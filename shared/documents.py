@@ -3,18 +3,21 @@ identity), what a new version hands in, and what a document says about itself.
 
 Plain rules, no SQL and no HTTP: the upload API, the CMS webhook and `ingest run` build their
 `NewVersion` here, and the pipeline (`repository.describe_document`) and `ingest eval`'s
-in-memory index read a document's front matter or PDF metadata through `described_fields`.
+in-memory index read a document's front matter or PDF metadata through `described_fields`;
+front matter that would break the index's limits is refused by `check_described`.
 Light to import (the CLI starts with it): no SQLAlchemy, no converters.
 """
 
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from shared.tags import clean_tags
+from shared.errors import FrontMatterError
+from shared.tags import TagError, clean_tags
 from shared.urls import safe_url
 
 #: The sources of the entry points that name their documents themselves (`ingest run` takes
@@ -24,6 +27,7 @@ CMS_SOURCE = "cms"
 
 #: The longest title, URL or language a document's own description sets.
 MAX_DESCRIBED_CHARS = 1000
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
 
 
 @dataclass(frozen=True)
@@ -192,3 +196,24 @@ def described_tags(found: dict[str, Any]) -> list[str] | None:
     None when it gives no list. They are the document's only if it has none of its own."""
     tags = found.get("tags")
     return clean_tags(tags) if isinstance(tags, list) else None
+
+
+def check_described(found: dict[str, Any]) -> None:
+    """Front matter's tags and URL must keep the index's limits, or the page is refused
+    (`FrontMatterError`: the API's 422, the worker's failed version): its tags are cleaned in
+    place (`clean_tags`; `tags_refused` past the limits), and a `source_url` or `url` with a
+    scheme must be a link (`url_refused` for `javascript:` or `data:`). A URL without a scheme
+    (relative) passes, and `described_fields` leaves it out."""
+    tags = found.get("tags")
+    if isinstance(tags, list):
+        try:
+            found["tags"] = clean_tags(tags)
+        except TagError as exc:
+            raise FrontMatterError(f"The front matter's tags: {exc}", code="tags_refused") from None
+    for name in ("source_url", "url"):
+        url = found.get(name)
+        if isinstance(url, str) and _SCHEME.match(url.strip()) and safe_url(url) is None:
+            raise FrontMatterError(
+                f"The front matter's {name} must be an http or https URL with a host name.",
+                code="url_refused",
+            )

@@ -14,7 +14,13 @@ from sqlalchemy.orm import Session
 
 from shared import repository as repo
 from shared.adapters.qdrant import QdrantIndex
-from shared.documents import MAX_DESCRIBED_CHARS, described_fields, described_tags
+from shared.documents import (
+    MAX_DESCRIBED_CHARS,
+    check_described,
+    described_fields,
+    described_tags,
+)
+from shared.errors import FrontMatterError
 from shared.models import Base, Document
 from shared.pipeline.chunk import front_matter, normalise
 from shared.pipeline.embed.hashing import HashingEmbedder
@@ -50,6 +56,24 @@ def test_a_long_title_is_cut() -> None:
     assert (
         described_fields({"title": LONG_TITLE})["title"] == LONG_TITLE.strip()[:MAX_DESCRIBED_CHARS]
     )
+
+
+def test_front_matter_keeps_the_limits_or_is_refused() -> None:
+    found: dict[str, Any] = {"tags": [" knie", "knie"], "source_url": " https://a.nl/ "}
+    check_described(found)
+    assert found["tags"] == ["knie"]
+    assert described_fields(found) == {"source_url": "https://a.nl/"}
+    relative: dict[str, Any] = {"url": "/knie"}
+    check_described(relative)  # passes, and describes nothing
+    assert described_fields(relative) == {}
+    for refused, code in (
+        ({"url": "javascript:alert(1)"}, "url_refused"),
+        ({"source_url": "data:text/html,x"}, "url_refused"),
+        ({"tags": ["x" * 101]}, "tags_refused"),
+    ):
+        with pytest.raises(FrontMatterError) as caught:
+            check_described(refused)
+        assert caught.value.code == code
 
 
 def test_tags_only_from_a_list() -> None:
