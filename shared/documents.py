@@ -25,8 +25,12 @@ from shared.urls import safe_url
 UPLOAD_SOURCE = "upload"
 CMS_SOURCE = "cms"
 
-#: The longest title, URL or language a document's own description sets.
+#: The longest title a document's own description sets (longer ones are cut), and the
+#: longest URL and language (longer ones are left out: a cut URL is a broken link, and no
+#: language tag is that long): the columns' lengths (`models.Document`).
 MAX_DESCRIBED_CHARS = 1000
+MAX_URL_CHARS = 2000
+MAX_LANGUAGE_CHARS = 35
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
 
 
@@ -176,12 +180,13 @@ def local_file(data: bytes, filename: str, external_id: str, source: str) -> New
 
 def described_fields(found: dict[str, Any]) -> dict[str, str]:
     """The title, source URL and language that front matter or PDF metadata give (`url` and
-    `lang` are read too), trimmed to `MAX_DESCRIBED_CHARS`; a URL only if it is a link
-    (`shared.urls.safe_url`). The names that give nothing are left out."""
+    `lang` are read too), trimmed: a title cut to `MAX_DESCRIBED_CHARS`; a URL only if it is a
+    link (`shared.urls.safe_url`) of at most `MAX_URL_CHARS`, a language of at most
+    `MAX_LANGUAGE_CHARS`. The names that give nothing are left out."""
     url = found.get("source_url") or found.get("url")
     url = safe_url(url) if isinstance(url, str) else None  # a link, or nothing
-    return {
-        name: value.strip()[:MAX_DESCRIBED_CHARS]
+    given = {
+        name: value.strip()
         for name, value in (
             ("title", found.get("title")),
             ("source_url", url),
@@ -189,6 +194,12 @@ def described_fields(found: dict[str, Any]) -> dict[str, str]:
         )
         if isinstance(value, str) and value.strip()
     }
+    if "title" in given:
+        given["title"] = given["title"][:MAX_DESCRIBED_CHARS]
+    for name, limit in (("source_url", MAX_URL_CHARS), ("language", MAX_LANGUAGE_CHARS)):
+        if len(given.get(name, "")) > limit:
+            del given[name]
+    return given
 
 
 def described_tags(found: dict[str, Any]) -> list[str] | None:

@@ -16,6 +16,8 @@ from shared import repository as repo
 from shared.adapters.qdrant import QdrantIndex
 from shared.documents import (
     MAX_DESCRIBED_CHARS,
+    MAX_LANGUAGE_CHARS,
+    MAX_URL_CHARS,
     check_described,
     described_fields,
     described_tags,
@@ -52,10 +54,17 @@ def test_nothing_usable_gives_nothing() -> None:
     assert described_fields({"url": "/relative/page"}) == {}
 
 
-def test_a_long_title_is_cut() -> None:
+def test_a_long_title_is_cut_a_long_url_or_language_left_out() -> None:
     assert (
         described_fields({"title": LONG_TITLE})["title"] == LONG_TITLE.strip()[:MAX_DESCRIBED_CHARS]
     )
+    url = "https://ziekenhuis.example/".ljust(MAX_URL_CHARS, "k")
+    assert described_fields({"url": f" {url} "}) == {"source_url": url}
+    assert described_fields({"url": url + "k"}) == {}
+    assert described_fields({"lang": " " + "x" * MAX_LANGUAGE_CHARS}) == {
+        "language": "x" * MAX_LANGUAGE_CHARS
+    }
+    assert described_fields({"lang": "x" * (MAX_LANGUAGE_CHARS + 1)}) == {}
 
 
 def test_front_matter_keeps_the_limits_or_is_refused() -> None:
