@@ -34,7 +34,7 @@ from api.schemas import (
     VersionOut,
 )
 from api.uploads import check_text_upload, read_upload, safe_filename
-from shared import ingest
+from shared import documents, ingest
 from shared import repository as repo
 from shared.db import transaction
 from shared.models import Document, DocumentVersion
@@ -43,7 +43,6 @@ from shared.tags import TagError, clean_tags
 from shared.text_checks import FieldError, check_text, load_json
 from shared.urls import require_safe_url
 
-UPLOAD_SOURCE = "upload"
 MAX_FILES = 20
 #: Postgres text cannot hold NUL: such a filter is a 422, not a database error.
 NO_NUL = r"^[^\x00]*$"
@@ -201,7 +200,7 @@ def upload(
         source_url=source_url,
         language=language,
     )
-    folder = (folder or "").strip().strip("/") or None
+    folder = documents.upload_folder(folder)
     if external_id is not None and folder is not None:
         raise ApiProblem(422, "Give external_id or folder, not both.")
     extra = _parse_metadata(metadata)
@@ -211,22 +210,17 @@ def upload(
         raise ApiProblem(422, str(exc), code="url_refused") from None
     tag_list = _parse_tags(tags or [])
 
-    news: list[repo.NewVersion] = []
+    news: list[documents.NewVersion] = []
     for part in file:  # read and check every file before anything is stored
         content, media_type = read_upload(part, settings.max_upload_bytes)
         check_text_upload(content, media_type)
-        filename = safe_filename(part.filename)
-        identity = (external_id or "").strip() or filename or ingest.sha256(content)[:16]
-        if folder is not None and not (external_id or "").strip():
-            identity = f"{folder}/{identity}"
         news.append(
-            repo.NewVersion(
-                source=UPLOAD_SOURCE,
-                external_id=identity,
-                content=content,
-                sha256=ingest.sha256(content),
-                media_type=media_type,
-                filename=filename,
+            documents.uploaded_file(
+                content,
+                media_type,
+                safe_filename(part.filename),
+                external_id=external_id,
+                folder=folder,
                 title=title,
                 source_url=source_url,
                 language=language,

@@ -26,13 +26,11 @@ from starlette.concurrency import run_in_threadpool
 from api.problems import ApiProblem
 from api.schemas import CmsEvent, WebhookResult
 from api.uploads import check_front_matter
-from shared import ingest
-from shared import repository as repo
+from shared import documents, ingest
 from shared.adapters.fetch import check_url
 from shared.errors import PermanentError
 from shared.text_checks import FieldError, load_json
 
-CMS_SOURCE = "cms"
 MAX_BODY_BYTES = 5 * 1024 * 1024
 
 router = APIRouter(tags=["webhooks"])
@@ -175,7 +173,12 @@ def _handle(event: CmsEvent, delivery_id: str, state: Any) -> WebhookResult:
     page = event.page
     if event.event in ("unpublish", "delete"):
         done = ingest.remove_delivery(
-            CMS_SOURCE, page.id, delivery_id, event.event, state.enqueue_delete, actor="cms"
+            documents.CMS_SOURCE,
+            page.id,
+            delivery_id,
+            event.event,
+            state.enqueue_delete,
+            actor="cms",
         )
         document_id = done.removed_document_id
         return WebhookResult(
@@ -198,25 +201,21 @@ def _handle(event: CmsEvent, delivery_id: str, state: Any) -> WebhookResult:
             raise ApiProblem(422, exc.message) from exc
     # Inline Markdown is stored now; a content_url is fetched by the worker (size and time
     # limits: CONTENT_FETCH_MAX_BYTES, CONTENT_FETCH_TIMEOUT_SECONDS).
-    content = page.body.encode("utf-8") if page.body is not None else b""
-    if len(content) > state.settings.max_upload_bytes:
-        raise ApiProblem(413, "The page body is larger than the upload limit.")
-    if page.body is not None and page.content_type == "text/markdown":
-        check_front_matter(page.body)
-    new = repo.NewVersion(
-        source=CMS_SOURCE,
-        external_id=page.id,
-        content=content,
-        sha256=ingest.sha256(content) if content else "",
-        content_url=None if page.body is not None else page.content_url,
-        media_type=page.content_type,
+    new = documents.cms_page(
+        page.id,
+        page.body,
+        page.content_url,
+        page.content_type,
         title=page.title,
         source_url=page.url,
         language=page.language,
         tags=page.tags,
-        uploaded_by="cms",
         allow_empty=page.allow_empty,
     )
+    if len(new.content) > state.settings.max_upload_bytes:
+        raise ApiProblem(413, "The page body is larger than the upload limit.")
+    if page.body is not None and page.content_type == "text/markdown":
+        check_front_matter(page.body)
     done = ingest.submit_delivery(new, delivery_id, event.event, state.enqueue)
     registered = done.registered
     return WebhookResult(

@@ -36,8 +36,7 @@ sys.path.insert(0, str(ROOT))
 import sqlalchemy as sa  # noqa: E402
 
 from bench.report import write_section  # noqa: E402
-from shared import ingest  # noqa: E402
-from shared import repository as repo  # noqa: E402
+from shared import documents, ingest  # noqa: E402
 from shared.db import transaction  # noqa: E402
 from shared.migrate import upgrade  # noqa: E402
 from shared.models import Document, DocumentVersion  # noqa: E402
@@ -71,11 +70,11 @@ def pages() -> list[tuple[str, bytes]]:
 def submit(name: str, content: bytes, errors: list[str]) -> None:
     from worker.enqueue import enqueue_new
 
-    new = repo.NewVersion(
+    new = documents.NewVersion(
         source="cms",
         external_id=name,
         content=content,
-        sha256=ingest.sha256(content),
+        sha256=documents.sha256(content),
         media_type="text/markdown",
         filename=name,
     )

@@ -41,7 +41,7 @@ sys.path.insert(0, str(ROOT))
 
 import sqlalchemy as sa  # noqa: E402
 
-from shared import ingest  # noqa: E402
+from shared import documents, ingest  # noqa: E402
 from shared import repository as repo  # noqa: E402
 from shared.db import transaction  # noqa: E402
 from shared.migrate import upgrade  # noqa: E402
@@ -156,11 +156,11 @@ def run_once(
             started = time.perf_counter()
             ids = []
             news = [
-                repo.NewVersion(
+                documents.NewVersion(
                     source="bench",
                     external_id=name,
                     content=data,
-                    sha256=ingest.sha256(data),
+                    sha256=documents.sha256(data),
                     media_type="text/markdown",
                     filename=name,
                 )

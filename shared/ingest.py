@@ -8,7 +8,6 @@ version stays `received` and the reaper sends it later, so an accepted document 
 
 from __future__ import annotations
 
-import hashlib
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -16,16 +15,13 @@ from typing import Any
 
 from shared import repository as repo
 from shared.db import transaction
+from shared.documents import NewVersion
 from shared.log import get_logger
 from shared.states import Status
 
 log = get_logger(__name__)
 
 Enqueue = Callable[[uuid.UUID], Any]
-
-
-def sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
 
 
 def send_after_commit(enqueue: Enqueue, committed_id: uuid.UUID, kind: str = "version_id") -> bool:
@@ -44,12 +40,12 @@ def send_after_commit(enqueue: Enqueue, committed_id: uuid.UUID, kind: str = "ve
     return True
 
 
-def submit(new: repo.NewVersion, enqueue: Enqueue) -> repo.Registered:
+def submit(new: NewVersion, enqueue: Enqueue) -> repo.Registered:
     """Register a version (one transaction), then send its chain if it has work to do."""
     return submit_many([new], enqueue)[0]
 
 
-def submit_many(news: list[repo.NewVersion], enqueue: Enqueue) -> list[repo.Registered]:
+def submit_many(news: list[NewVersion], enqueue: Enqueue) -> list[repo.Registered]:
     """Register several versions in ONE transaction (all or none), then send their chains.
 
     Documents are locked in a fixed order so two concurrent uploads never deadlock.
@@ -90,7 +86,7 @@ def reingest(
         if latest is None:
             return None
         document = latest.document
-        new = repo.NewVersion(
+        new = NewVersion(
             source=document.source,
             external_id=document.external_id,
             content=latest.content,
@@ -116,9 +112,7 @@ class Delivery:
     removed_document_id: uuid.UUID | None = None
 
 
-def submit_delivery(
-    new: repo.NewVersion, delivery_id: str, event: str, enqueue: Enqueue
-) -> Delivery:
+def submit_delivery(new: NewVersion, delivery_id: str, event: str, enqueue: Enqueue) -> Delivery:
     """A publish/update: the delivery id and the version are committed together, so a
     retried delivery (same id) registers nothing."""
     with transaction() as session:

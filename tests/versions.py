@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from shared import repository as repo
+from shared.documents import NewVersion
 
 
 def new_version(
@@ -16,9 +16,9 @@ def new_version(
     source: str = "upload",
     media_type: str = "text/markdown",
     **fields: Any,
-) -> repo.NewVersion:
-    """A version of `content` under (source, external_id); `fields` as `repo.NewVersion`'s."""
-    return repo.NewVersion(
+) -> NewVersion:
+    """A version of `content` under (source, external_id); `fields` as `NewVersion`'s."""
+    return NewVersion(
         source=source,
         external_id=external_id,
         content=content,

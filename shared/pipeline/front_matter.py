@@ -19,9 +19,8 @@ from typing import Any
 
 import yaml
 
+from shared.documents import check_described
 from shared.errors import FrontMatterError
-from shared.tags import TagError, clean_tags
-from shared.urls import safe_url
 
 #: Front matter is a few lines of metadata; anything near this is not.
 MAX_BYTES = 64 * 1024
@@ -32,7 +31,6 @@ _FRONT_MATTER = re.compile(r"\A---[ \t]*\n(?P<yaml>(?:.*?\n)??)(?:---|\.\.\.)[ \
 _YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when built with it
 # Nesting libyaml's composer (which recurses in C) may meet: far below any stack limit.
 _COMPOSE_LIMIT = 200
-_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
 _OPEN = (yaml.MappingStartEvent, yaml.SequenceStartEvent)
 _CLOSE = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
 
@@ -70,26 +68,8 @@ def front_matter(source: str) -> tuple[dict[str, Any], int]:
     if not isinstance(data, dict):
         return {}, 0
     found = _jsonable(data)
-    _check_described(found)
+    check_described(found)  # its tags and URL keep the index's limits
     return found, match.end()
-
-
-def _check_described(found: dict[str, Any]) -> None:
-    """The fields the index carries must keep its limits: tags (`shared.tags`), and a URL
-    that is a link (a `javascript:` or `data:` URL is refused; a relative one is not stored)."""
-    tags = found.get("tags")
-    if isinstance(tags, list):
-        try:
-            found["tags"] = clean_tags(tags)
-        except TagError as exc:
-            raise FrontMatterError(f"The front matter's tags: {exc}", code="tags_refused") from None
-    for name in ("source_url", "url"):
-        url = found.get(name)
-        if isinstance(url, str) and _SCHEME.match(url.strip()) and safe_url(url) is None:
-            raise FrontMatterError(
-                f"The front matter's {name} must be an http or https URL with a host name.",
-                code="url_refused",
-            )
 
 
 def _load(raw: str) -> Any:

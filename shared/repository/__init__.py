@@ -81,7 +81,6 @@ if TYPE_CHECKING:
         chunks_with_vectors_of,
         chunks_without_vectors_of,
         describe_document,
-        described_fields,
         indexed_chunk_count,
         load_version,
         other_live_lease,
@@ -92,7 +91,6 @@ if TYPE_CHECKING:
     )
     from shared.repository.versions import (
         STAGE_TIMESTAMP,
-        NewVersion,
         Registered,
         add_event,
         dialect_insert,

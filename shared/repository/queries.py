@@ -29,15 +29,11 @@ def current_point_ids(session: Session) -> set[uuid.UUID]:
 
 
 def status_counts(session: Session) -> dict[str, int]:
-    """Documents by the status of their latest version (`deleted` for deleted ones)."""
-    status = sa.case(
-        (Document.deleted_at.is_not(None), "deleted"), else_=DocumentVersion.status
-    ).label("status")
+    """Documents by their status (`_document_status`: `deleted`, else their latest version's,
+    `received` without one), as `overview.status_counts` counts them."""
+    status = _document_status().label("status")
     rows = session.execute(
-        sa.select(status, sa.func.count())
-        .select_from(Document)
-        .join(DocumentVersion, DocumentVersion.id == Document.latest_version_id, isouter=True)
-        .group_by(status)
+        _with_status(sa.select(status, sa.func.count()).select_from(Document)).group_by(status)
     ).all()
     return {str(name): count for name, count in rows}
 

@@ -9,10 +9,9 @@ from typing import Any, cast
 import sqlalchemy as sa
 from sqlalchemy.orm import Session, joinedload, undefer
 
+from shared.documents import described_fields, described_tags
 from shared.models import Chunk, Document, DocumentVersion, utcnow
 from shared.repository.leases import CHUNKS, VERSIONS
-from shared.tags import clean_tags
-from shared.urls import safe_url
 
 DOCUMENTS = cast(sa.Table, Document.__table__)
 
@@ -88,22 +87,6 @@ def _column_names(row: dict[str, Any]) -> dict[str, Any]:
     return named
 
 
-def described_fields(found: dict[str, Any]) -> dict[str, str]:
-    """The title, source URL and language that front matter or PDF metadata give (`url` and
-    `lang` are read too), trimmed; the names that give nothing are left out."""
-    url = found.get("source_url") or found.get("url")
-    url = safe_url(url) if isinstance(url, str) else None  # a link, or nothing
-    return {
-        name: value.strip()[:1000]
-        for name, value in (
-            ("title", found.get("title")),
-            ("source_url", url),
-            ("language", found.get("language") or found.get("lang")),
-        )
-        if isinstance(value, str) and value.strip()
-    }
-
-
 def indexed_chunk_count(session: Session, document_id: uuid.UUID) -> int:
     """How many chunks the document's indexed (current) version has: 0 without one."""
     count = session.execute(
@@ -132,11 +115,11 @@ def describe_document(session: Session, document_id: uuid.UUID, found: dict[str,
                 {name: sa.func.coalesce(DOCUMENTS.c[name], value) for name, value in given.items()}
             )
         )
-    tags = found.get("tags")
-    if isinstance(tags, list):
+    tags = described_tags(found)
+    if tags is not None:
         document = session.get(Document, document_id)
         if document is not None and not document.tags:
-            document.tags = clean_tags(tags)  # front matter kept to the limits
+            document.tags = tags
 
 
 def store_vectors(session: Session, vectors: dict[int, tuple[bytes, bool]]) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import sqlalchemy as sa
@@ -12,6 +12,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
+from shared.documents import NewVersion
 from shared.models import Document, DocumentVersion, Event, utcnow
 from shared.states import IN_FLIGHT, Status, can_move
 
@@ -86,27 +87,6 @@ def transition(
 
 
 # --- registering versions ----------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class NewVersion:
-    """What an upload or a webhook hands in: identity, bytes and document metadata."""
-
-    source: str
-    external_id: str
-    content: bytes
-    sha256: str
-    media_type: str
-    filename: str | None = None
-    title: str | None = None
-    source_url: str | None = None
-    language: str | None = None
-    tags: list[str] = field(default_factory=list)
-    metadata: dict[str, Any] = field(default_factory=dict)
-    uploaded_by: str | None = None
-    force: bool = False  # re-ingest: do the work even when the content is unchanged
-    content_url: str | None = None  # bytes to be fetched by the worker (content empty)
-    allow_empty: bool = False  # may leave the document without chunks (else empty_document)
 
 
 @dataclass(frozen=True)

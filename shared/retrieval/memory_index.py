@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from shared.adapters.qdrant import QdrantIndex, local_client
+from shared.documents import described_fields, described_tags
 from shared.models import Chunk as ChunkRow
 from shared.models import Document, DocumentVersion, utcnow
 from shared.pipeline import indexing
@@ -44,15 +45,15 @@ def build(
         result = converted(path) if converted else _convert(path, settings)
         described = dict(result.metadata)
         described.update(front_matter(normalise(result.markdown))[0])
-        tags = described.get("tags")
+        given = described_fields(described)  # as the pipeline describes a new document
         document = Document(
             id=uuid.uuid4(),
             source="files",
             external_id=path.relative_to(root).as_posix(),
-            title=_text(described.get("title")) or path.stem,
-            source_url=_text(described.get("source_url") or described.get("url")),
-            language=_text(described.get("language") or described.get("lang")),
-            tags=[str(t) for t in tags] if isinstance(tags, list) else [],
+            title=given.get("title"),
+            source_url=given.get("source_url"),
+            language=given.get("language"),
+            tags=described_tags(described) or [],
             updated_at=utcnow(),
         )
         version = DocumentVersion(id=uuid.uuid4(), document_id=document.id)
@@ -75,7 +76,3 @@ def build(
 def _convert(path: Path, settings: Settings) -> Converted:
     data = path.read_bytes()
     return convert(data, detect_media_type(data, path.name), path.name, settings=settings)
-
-
-def _text(value: object) -> str | None:
-    return value.strip() if isinstance(value, str) and value.strip() else None

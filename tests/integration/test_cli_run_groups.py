@@ -219,7 +219,7 @@ def test_a_run_does_not_wait_for_the_leases_a_killed_run_left(
     leave the document in `upserting` while the command says all is well."""
     from datetime import timedelta
 
-    from shared import ingest
+    from shared import documents, ingest
     from shared import repository as repo
     from shared.models import Document, DocumentVersion
     from shared.pipeline.in_process import OWNER
@@ -248,6 +248,6 @@ def test_a_run_does_not_wait_for_the_leases_a_killed_run_left(
     with transaction() as session:
         document = session.scalars(sa.select(Document)).one()
         current = session.get(DocumentVersion, document.current_version_id)
-        assert current is not None and current.sha256 == ingest.sha256(edited)
+        assert current is not None and current.sha256 == documents.sha256(edited)
         assert current.status == Status.INDEXED
         assert session.get(DocumentVersion, left.version_id).status == Status.SUPERSEDED

@@ -10,6 +10,7 @@ import sqlalchemy as sa
 
 from shared import repository as repo
 from shared.db import transaction
+from shared.documents import NewVersion
 from shared.models import DocumentVersion, utcnow
 from shared.pipeline import steps
 from shared.pipeline.reaper import reap
@@ -77,7 +78,7 @@ def test_reaper_recovers_a_version_left_in_embedding_with_no_task(pipeline: Pipe
     # Convert and chunk here, then leave the version in `embedding` as a dead worker would:
     # a lease that ran out, no message in any queue.
     with transaction() as session:
-        new = repo.NewVersion(
+        new = NewVersion(
             source="upload",
             external_id="orphan.md",
             content=page(sections=3).encode(),

@@ -1,11 +1,11 @@
 """Finding the documents under the paths given on the command line, and naming them.
 
-The identity rule (README, "Command line"): a file's document is keyed by `source` and an
-external id. The external id is the file's absolute path, so the same file is the same document
-whatever the working directory and however it was named (`ingest run knieoperatie.md` from its
-folder, `ingest run folder/` from the parent). With `--id-prefix P` it is `P` plus the path
-relative to the folder given (a file given by itself: its name), which stays the same when the
-folder moves to another place or machine.
+The identity rule (README, "Command line"), `shared.documents.file_external_id`: a file's
+document is keyed by `source` and an external id. The external id is the file's absolute
+path, so the same file is the same document whatever the working directory and however it was
+named (`ingest run knieoperatie.md` from its folder, `ingest run folder/` from the parent).
+With `--id-prefix P` it is `P` plus the path relative to the folder given (a file given by
+itself: its name), which stays the same when the folder moves to another place or machine.
 """
 
 from __future__ import annotations
@@ -32,14 +32,6 @@ class Listing:
     hidden: list[Path] = field(default_factory=list)
 
 
-def external_id(path: Path, base: Path | None, id_prefix: str | None) -> str:
-    """The document key of `path`, found under the folder `base` (None: named by itself)."""
-    if id_prefix is None:
-        return path.resolve().as_posix()
-    relative = path.resolve().relative_to(base.resolve()) if base else Path(path.name)
-    return id_prefix + relative.as_posix()
-
-
 def is_hidden(path: Path, base: Path) -> bool:
     """A dot-file, or a file inside a dot-folder, below `base` (`.venv/`, `.git/`, `.draft.md`):
     left out of a folder's listing, as `ls` and editors' file pickers do."""
@@ -53,13 +45,15 @@ def document_files(
     other files under the folders are listed as unsupported, hidden ones (unless
     `include_hidden`) as hidden. A file found twice counts once; a file named directly is taken
     even when hidden (the user asked for it)."""
+    from shared.documents import file_external_id  # `ingest --help` imports no `shared`
+
     listing = Listing()
     seen: set[Path] = set()
 
     def add(path: Path, base: Path | None) -> None:
         if path.resolve() not in seen:
             seen.add(path.resolve())
-            listing.files.append(Found(path, external_id(path, base, id_prefix)))
+            listing.files.append(Found(path, file_external_id(path, base, id_prefix)))
 
     for path in paths:
         if path.is_dir():

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
     from shared import repository as repo
+    from shared.documents import NewVersion
     from shared.models import Document
 
 
@@ -59,10 +60,8 @@ def run(
     """Ingest files and folders (Markdown, text, PDF) and print a summary."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from shared import ingest, migrate
-    from shared import repository as repo
+    from shared import documents, migrate
     from shared.log import configure_logging
-    from shared.pipeline.convert import detect_media_type
     from shared.pipeline.in_process import run_local
     from shared.settings import get_settings
 
@@ -99,7 +98,7 @@ def run(
     try:
         with Progress(*columns, console=errors, transient=True) as progress:
             task = progress.add_task("registering", total=len(listing.files))
-            pending: list[tuple[Path, repo.NewVersion]] = []
+            pending: list[tuple[Path, documents.NewVersion]] = []
             for number, found in enumerate(listing.files, 1):
                 path = found.path
                 progress.update(task, description=f"registering {path.name[:40]}")
@@ -108,15 +107,7 @@ def run(
                     if not data:
                         refused.append((path, "empty file"))
                         continue
-                    new = repo.NewVersion(
-                        source=source,
-                        external_id=found.external_id,
-                        content=data,
-                        sha256=ingest.sha256(data),
-                        media_type=detect_media_type(data, path.name),
-                        filename=path.name,
-                        uploaded_by="cli",
-                    )
+                    new = documents.local_file(data, path.name, found.external_id, source)
                     pending.append((path, new))
                 except OSError as exc:
                     refused.append((path, f"cannot read ({exc.strerror or exc})"))
@@ -148,7 +139,7 @@ REGISTER_TOGETHER = 32  # files registered in one transaction (one by one if it 
 
 
 def _register(
-    pending: list[tuple[Path, repo.NewVersion]],
+    pending: list[tuple[Path, NewVersion]],
     registered: list[tuple[Path, repo.Registered]],
     refused: list[tuple[Path, str]],
     to_run: list[uuid.UUID],

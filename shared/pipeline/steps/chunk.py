@@ -11,6 +11,7 @@ from sqlalchemy.orm import Session
 
 from shared import repository as repo
 from shared.db import transaction
+from shared.documents import described_fields
 from shared.errors import PermanentError
 from shared.models import DocumentVersion
 from shared.pipeline import indexing
@@ -111,7 +112,7 @@ def chunk_conversion(
     lose) is indexed empty."""
     described = dict(metadata)
     described.update(front_matter(normalise(converted.markdown))[0])
-    language = version.document.language or repo.described_fields(described).get("language")
+    language = version.document.language or described_fields(described).get("language")
     chunks = chunk_markdown(converted.markdown, ChunkSettings.from_settings(settings))
     if not chunks and not version.allow_empty and _has_chunks(version.document_id):
         raise PermanentError(
