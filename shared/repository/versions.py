@@ -1,4 +1,4 @@
-"""Versions: transitions with their events, registering new versions, leases."""
+"""Versions: transitions with their events, registering new versions, failing one."""
 
 from __future__ import annotations
 
