@@ -107,7 +107,12 @@ class _Copier:
             vectors.update(embedded)
             self.tokens += usage.tokens
             with transaction() as session:
-                repo.add_usage(session, version_id, usage.tokens, usage.requests, len(group))
+                repo.add_usages(
+                    session,
+                    {version_id: usage.tokens},
+                    {version_id: usage.requests},
+                    {version_id: len(group)},
+                )
         for row in rows:
             row.vector = vectors[row.id][0]
         self.destination.upsert(indexing.points_for(document, version, rows))

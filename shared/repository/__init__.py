@@ -75,9 +75,7 @@ if TYPE_CHECKING:
         waiting_in_received,
     )
     from shared.repository.stages import (
-        add_usage,
         add_usages,
-        chunk_point_ids,
         chunks_with_vectors_of,
         chunks_without_vectors_of,
         describe_document,

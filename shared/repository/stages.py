@@ -136,25 +136,6 @@ def store_vectors(session: Session, vectors: dict[int, tuple[bytes, bool]]) -> N
         )
 
 
-def add_usage(
-    session: Session, version_id: uuid.UUID, tokens: int, requests: int, chunks: int
-) -> None:
-    session.execute(
-        sa.update(DocumentVersion)
-        .where(DocumentVersion.id == version_id)
-        .values(
-            tokens_spent=DocumentVersion.tokens_spent + tokens,
-            embedding_requests=DocumentVersion.embedding_requests + requests,
-            chunks_embedded=DocumentVersion.chunks_embedded + chunks,
-            updated_at=utcnow(),
-        )
-    )
-
-
-def chunk_point_ids(session: Session, version_id: uuid.UUID) -> set[uuid.UUID]:
-    return set(session.scalars(sa.select(Chunk.point_id).where(Chunk.version_id == version_id)))
-
-
 def other_live_lease(session: Session, document_id: uuid.UUID, version_id: uuid.UUID) -> bool:
     """Whether another version of the document is still held by a running task."""
     return (

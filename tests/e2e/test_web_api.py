@@ -98,7 +98,7 @@ def test_totals_count_the_current_versions_chunks(client: TestClient) -> None:
     ]
     with transaction() as session:
         repo.replace_chunks(session, version_id, rows)
-        repo.add_usage(session, version_id, tokens=300, requests=1, chunks=3)
+        repo.add_usages(session, {version_id: 300}, {version_id: 1}, {version_id: 3})
         document = repo.get_document(session, document_id)
         assert document is not None
         document[0].current_version_id = version_id  # as finalize does

@@ -154,7 +154,7 @@ def test_many_registrations_of_one_page_while_its_versions_move_never_deadlock(p
                     repo.replace_chunks_of(session, {version_id: rows})
                     values = {"chunk_count": len(rows)}
                 elif stage is Status.EMBEDDING:
-                    repo.add_usage(session, version_id, 10, 1, 1)
+                    repo.add_usages(session, {version_id: 10}, {version_id: 1}, {version_id: 1})
                 if stage is Status.UPSERTING:
                     repo.lock_documents_of(session, [version_id])
                     if not repo.make_current(session, owner, [version_id]):

@@ -6,10 +6,12 @@ from __future__ import annotations
 import random
 
 import pytest
+import sqlalchemy as sa
 
 from shared import ingest
 from shared import repository as repo
 from shared.db import transaction
+from shared.models import Chunk
 from shared.pipeline.verify import verify
 from shared.states import Status
 from tests.pdfs import brochure_pdf
@@ -54,7 +56,7 @@ def page(sections: int = 20, words: int = 200, seed: int = 7) -> str:
 
 def point_ids_of(version_id) -> set:
     with transaction() as session:
-        return repo.chunk_point_ids(session, version_id)
+        return set(session.scalars(sa.select(Chunk.point_id).where(Chunk.version_id == version_id)))
 
 
 def test_markdown_page_and_pdf_brochure_end_indexed(pipeline: PipelineEnv) -> None:
