@@ -12,10 +12,12 @@ import io
 import uuid
 
 import pytest
+import sqlalchemy as sa
 from fastapi.testclient import TestClient
 
 from shared import repository as repo
 from shared.db import transaction
+from shared.models import DocumentVersion
 from tests.e2e.api_support import MARKDOWN, MAX_UPLOAD_BYTES, cms_event, post_event
 
 pytestmark = pytest.mark.e2e
@@ -97,7 +99,12 @@ def test_totals_count_the_current_versions_chunks(client: TestClient) -> None:
         for index, tokens in enumerate([120, 80, 45])
     ]
     with transaction() as session:
-        repo.replace_chunks(session, version_id, rows)
+        repo.replace_chunks_of(session, {version_id: rows})
+        session.execute(
+            sa.update(DocumentVersion)
+            .where(DocumentVersion.id == version_id)
+            .values(chunk_count=len(rows))
+        )
         repo.add_usages(session, {version_id: 300}, {version_id: 1}, {version_id: 3})
         document = repo.get_document(session, document_id)
         assert document is not None
