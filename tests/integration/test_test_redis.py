@@ -8,7 +8,7 @@ import uuid
 import pytest
 import redis
 
-from tests.services import chosen_redis_database, make_url_redis, reserved_redis_database
+from tests.support.services import chosen_redis_database, make_url_redis, reserved_redis_database
 
 pytestmark = pytest.mark.integration
 

@@ -19,7 +19,7 @@ from fastapi.testclient import TestClient
 from api.app import create_app
 from api.webhook import sign
 from shared.settings import Settings, get_settings
-from tests.services import empty_redis_database
+from tests.support.services import empty_redis_database
 
 EDITOR_KEY = "editor-key-0123456789"
 BARE_KEY = "bare-key-9876543210"

@@ -6,7 +6,7 @@ sub-heading ("Zoetermeer: telefoonnummer (079) 346 2883"): a reader sees a conta
 
 from __future__ import annotations
 
-from tests.layout_pdfs import BOLD, FONT, Row, rows_pdf
+from tests.support.layout_pdfs import BOLD, FONT, Row, rows_pdf
 
 LEADING = 14.0
 

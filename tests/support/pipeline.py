@@ -18,9 +18,9 @@ from shared.db import transaction
 from shared.models import DocumentVersion
 from shared.settings import Settings, get_settings
 from shared.states import Status
-from tests.fakes.openai_server import FakeOpenAI
-from tests.versions import new_version
-from tests.workers import WorkerProcess, celery_worker, wait_for
+from tests.support.fakes.openai_server import FakeOpenAI
+from tests.support.versions import new_version
+from tests.support.workers import WorkerProcess, celery_worker, wait_for
 
 DONE = {Status.INDEXED, Status.FAILED, Status.UNCHANGED, Status.SUPERSEDED}
 

@@ -18,7 +18,7 @@ from shared.pipeline import indexing
 from shared.pipeline.embed import Embedder, embedding_input, make_embedder
 from shared.retrieval.search import SearchRequest, SearchResult, search
 from shared.settings import Settings
-from tests.fakes.openai_server import FakeOpenAI
+from tests.support.fakes.openai_server import FakeOpenAI
 
 MODEL = "text-embedding-3-small"
 DIM = 64

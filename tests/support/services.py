@@ -1,6 +1,6 @@
 """Real services for tests: a Postgres database of the test run's own, a Redis database. Which
-servers they are on is chosen in `tests/private_services.py` (the session's `postgres_admin_url`
-and `redis_server_url` fixtures)."""
+servers they are on is chosen in `tests/support/private_services.py` (the session's
+`postgres_admin_url` and `redis_server_url` fixtures)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import make_url
 
 from shared.models import Base
-from tests.private_services import free_port as free_port  # the one place it is written
+from tests.support.private_services import free_port as free_port  # the one place it is written
 
 
 @contextmanager

@@ -18,8 +18,8 @@ from fastapi import FastAPI
 from playwright.sync_api import Browser, ConsoleMessage, Locator, Page, expect, sync_playwright
 
 from tests.conftest import ROOT
-from tests.system_tools import CHROMIUM, HAS_CHROMIUM, SETUP
-from tests.workers import wait_for
+from tests.support.system_tools import CHROMIUM, HAS_CHROMIUM, SETUP
+from tests.support.workers import wait_for
 
 CHROMIUM_ARGS = [
     "--no-sandbox",

@@ -18,7 +18,9 @@ from pathlib import Path
 from typing import TypeVar
 
 from tests.conftest import ROOT
-from tests.private_services import free_port as free_port  # for the tests that import it here
+from tests.support.private_services import (
+    free_port as free_port,  # for the tests that import it here
+)
 
 T = TypeVar("T")
 WORKER_START_SECONDS = 180

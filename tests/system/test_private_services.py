@@ -1,5 +1,5 @@
-"""The test session's own choice of servers (tests/private_services.py), tried from outside: a
-pytest run in a subprocess, as a developer would start it, and what it says it used."""
+"""The test session's own choice of servers (tests/support/private_services.py), tried from
+outside: a pytest run in a subprocess, as a developer would start it, and what it says it used."""
 
 from __future__ import annotations
 
@@ -11,16 +11,16 @@ import sys
 import pytest
 
 from tests.conftest import ROOT
-from tests.private_services import answers
+from tests.support.private_services import answers
 
 pytestmark = pytest.mark.integration
 
 # A Redis test and a Postgres test; PIPELINE's Celery worker subprocess must reach both.
 INNER = [
     "tests/integration/test_test_redis.py::test_a_chosen_database_is_used_as_given",
-    "tests/integration/test_migrations.py::test_round_trip_on_an_empty_postgres_database",
+    "tests/integration/shared/test_migrate.py::test_round_trip_on_an_empty_postgres_database",
 ]
-PIPELINE = "tests/integration/test_pipeline.py::test_markdown_page_and_pdf_brochure_end_indexed"
+PIPELINE = "tests/system/pipeline/test_pipeline.py::test_markdown_page_and_pdf_brochure_end_indexed"
 
 
 def run_pytest(*tests: str, **env: str) -> subprocess.CompletedProcess[str]:

@@ -18,9 +18,9 @@ from fastapi.testclient import TestClient
 from api.app import create_app
 from api.auth import declared_scope
 from shared.settings import Settings
-from tests.e2e.api_support import EDITOR_KEY, use_settings
-from tests.e2e.test_api_body_limits import answer_of
-from tests.e2e.web_support import ServedApp
+from tests.integration.api.test_body_limits import answer_of
+from tests.support.api import EDITOR_KEY, use_settings
+from tests.support.web import ServedApp
 
 pytestmark = pytest.mark.e2e
 

@@ -15,8 +15,8 @@ from fastapi.testclient import TestClient
 
 from api.app import create_app
 from shared.settings import Settings
-from tests.e2e.api_support import EDITOR_KEY
-from tests.e2e.web_support import ServedApp
+from tests.support.api import EDITOR_KEY
+from tests.support.web import ServedApp
 
 pytestmark = pytest.mark.e2e
 

@@ -11,8 +11,8 @@ import httpx
 import pytest
 from fastapi.testclient import TestClient
 
-from tests.e2e.api_support import MARKDOWN, MAX_UPLOAD_BYTES, count
-from tests.e2e.test_api_uploads import assert_problem, upload
+from tests.integration.api.test_uploads import assert_problem, upload
+from tests.support.api import MARKDOWN, MAX_UPLOAD_BYTES, count
 
 pytestmark = pytest.mark.e2e
 

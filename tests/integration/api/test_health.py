@@ -10,8 +10,8 @@ from pydantic import ValidationError
 
 from api.app import create_app
 from shared.settings import Settings
-from tests.e2e.api_support import use_settings
-from tests.services import temporary_postgres_database
+from tests.support.api import use_settings
+from tests.support.services import temporary_postgres_database
 
 
 def test_a_broker_or_qdrant_that_is_down_is_reported_but_the_api_stays_ready(
@@ -67,7 +67,7 @@ def test_the_openai_provider_without_a_key_is_a_configuration_error_at_start(
 def test_metrics_key_protects_metrics_and_an_editors_key_does_not_open_it(
     api_settings: object, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from tests.e2e.api_support import EDITOR_KEY
+    from tests.support.api import EDITOR_KEY
 
     settings = use_settings(monkeypatch, METRICS_KEY="prometheus-scrape-key-0123")
     with TestClient(create_app(settings)) as http:

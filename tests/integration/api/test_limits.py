@@ -16,7 +16,7 @@ from fastapi.testclient import TestClient
 from api.app import create_app
 from shared.settings import Settings
 from shared.tags import MAX_TAG_CHARS, MAX_TAGS
-from tests.e2e.api_support import (
+from tests.support.api import (
     EDITOR_KEY,
     cms_event,
     count,
@@ -24,7 +24,7 @@ from tests.e2e.api_support import (
     rows,
     signed_headers,
 )
-from tests.e2e.api_support import use_settings as apply_settings
+from tests.support.api import use_settings as apply_settings
 
 pytestmark = pytest.mark.e2e
 

@@ -12,7 +12,7 @@ from fastapi.testclient import TestClient
 
 from api.app import create_app
 from shared.settings import Settings
-from tests.e2e.api_support import EDITOR_KEY, rows, use_settings
+from tests.support.api import EDITOR_KEY, rows, use_settings
 
 pytestmark = pytest.mark.e2e
 

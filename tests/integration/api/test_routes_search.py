@@ -11,8 +11,8 @@ from fastapi.testclient import TestClient
 
 from api.app import create_app
 from shared.settings import Settings
-from tests.e2e.api_support import EDITOR_KEY, use_settings
-from tests.retrieval_support import fill_index
+from tests.support.api import EDITOR_KEY, use_settings
+from tests.support.retrieval import fill_index
 
 SEARCH_KEY = "chatbot-key-0123456789"
 UPLOAD_KEY = "uploader-key-0123456789"

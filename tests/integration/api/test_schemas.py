@@ -19,7 +19,7 @@ from schemathesis.specs.openapi.checks import (
 
 from api.app import create_app
 from shared.settings import Settings
-from tests.e2e.api_support import (
+from tests.support.api import (
     API_KEYS,
     EDITOR_KEY,
     MAX_UPLOAD_BYTES,

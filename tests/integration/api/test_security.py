@@ -1,6 +1,6 @@
 """The service probed as an attacker with a valid key or a captured webhook would (issue 18):
 each refusal through the real API, on the real Postgres and Redis (no worker here; the worker's
-side is in test_security_pipeline.py)."""
+side is in tests/system/api/test_security_pipeline.py)."""
 
 from __future__ import annotations
 
@@ -15,9 +15,9 @@ import sqlalchemy as sa
 from fastapi.testclient import TestClient
 
 from api.app import create_app
-from tests.e2e.api_support import cms_event, count, post_event, rows, signed_headers
-from tests.e2e.web_support import ServedApp
-from tests.unit.test_front_matter import billion_laughs
+from tests.support.api import cms_event, count, post_event, rows, signed_headers
+from tests.support.web import ServedApp
+from tests.unit.shared.pipeline.test_front_matter import billion_laughs
 
 pytestmark = pytest.mark.e2e
 

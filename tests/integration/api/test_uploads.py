@@ -16,7 +16,7 @@ import redis
 from fastapi.testclient import TestClient
 
 from shared.pipeline.convert.docx import DOCX_MEDIA_TYPE
-from tests.e2e.api_support import (
+from tests.support.api import (
     BARE_KEY,
     EDITOR_KEY,
     MARKDOWN,
@@ -24,8 +24,8 @@ from tests.e2e.api_support import (
     count,
     rows,
 )
-from tests.office_files import ARTICLE_PAGE, brochure_docx
-from tests.pdfs import brochure_pdf
+from tests.support.office_files import ARTICLE_PAGE, brochure_docx
+from tests.support.pdfs import brochure_pdf
 
 pytestmark = pytest.mark.e2e
 

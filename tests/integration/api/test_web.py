@@ -16,7 +16,7 @@ from fastapi.testclient import TestClient
 
 from shared import repository as repo
 from shared.db import transaction
-from tests.e2e.api_support import MARKDOWN, MAX_UPLOAD_BYTES, cms_event, post_event
+from tests.support.api import MARKDOWN, MAX_UPLOAD_BYTES, cms_event, post_event
 
 pytestmark = pytest.mark.e2e
 

@@ -14,7 +14,7 @@ from fastapi.testclient import TestClient
 
 from api.app import create_app
 from shared.settings import Settings
-from tests.e2e.api_support import (
+from tests.support.api import (
     OLD_WEBHOOK_SECRET,
     WEBHOOK_SECRET,
     cms_event,
@@ -24,7 +24,7 @@ from tests.e2e.api_support import (
     signed_headers,
     use_settings,
 )
-from tests.office_files import ARTICLE_PAGE
+from tests.support.office_files import ARTICLE_PAGE
 
 pytestmark = pytest.mark.e2e
 

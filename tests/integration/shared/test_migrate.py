@@ -6,7 +6,7 @@ import sqlalchemy as sa
 
 from shared.migrate import downgrade, upgrade
 from shared.models import Base
-from tests.services import temporary_postgres_database
+from tests.support.services import temporary_postgres_database
 
 
 def tables(url: str) -> set[str]:
@@ -44,7 +44,7 @@ def test_an_upgrade_waits_while_another_holds_the_migration_lock(postgres_admin_
 
     from shared.migrate import MIGRATION_LOCK
     from tests.conftest import ROOT
-    from tests.workers import wait_for
+    from tests.support.workers import wait_for
 
     with temporary_postgres_database(postgres_admin_url) as url:
         engine = sa.create_engine(url)

@@ -14,7 +14,7 @@ from shared.errors import TransientError
 from shared.pipeline.embed.openai_api import OpenAIEmbedder
 from shared.ratelimit import LocalRateLimiter, RateLimiter, RedisRateLimiter
 from shared.tokens import count_tokens
-from tests.fakes.openai_server import FakeOpenAI
+from tests.support.fakes.openai_server import FakeOpenAI
 
 pytestmark = pytest.mark.integration
 

@@ -14,8 +14,8 @@ from shared import repository as repo
 from shared.db import engine_for
 from shared.models import DocumentVersion, Event, utcnow
 from shared.states import WORK_STAGES, Status
-from tests.versions import new_version
-from tests.workers import wait_for
+from tests.support.versions import new_version
+from tests.support.workers import wait_for
 
 LEASE = timedelta(minutes=5)
 

@@ -7,7 +7,7 @@ deterministic unit vectors seeded from the input, `usage` counted with cl100k_ba
 Retry-After), 500 or `insufficient_quota`, and have it enforce a tokens-per-minute budget the way
 the API does (a token bucket that starts full). It records every request.
 
-Standalone: `python -m tests.fakes.openai_server --port 8765 --latency 0.3 --tpm 1000000`
+Standalone: `python -m tests.support.fakes.openai_server --port 8765 --latency 0.3 --tpm 1000000`
 prints its base URL and serves until interrupted; `GET /_fake/requests` returns its request log.
 """
 
@@ -22,7 +22,14 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from tests.fakes.openai_rules import MODELS, ApiError, answer, parse_body, validate, vector_for
+from tests.support.fakes.openai_rules import (
+    MODELS,
+    ApiError,
+    answer,
+    parse_body,
+    validate,
+    vector_for,
+)
 
 __all__ = ["MODELS", "FakeOpenAI", "RecordedRequest", "vector_for"]
 
@@ -356,7 +363,7 @@ def main() -> None:
     import os
     from pathlib import Path
 
-    cache = Path(__file__).resolve().parents[3] / "shared" / "tiktoken-cache"
+    cache = Path(__file__).resolve().parents[4] / "shared" / "tiktoken-cache"
     if cache.is_dir():
         os.environ.setdefault("TIKTOKEN_CACHE_DIR", str(cache))
     parser = argparse.ArgumentParser(description="Stand-in for the OpenAI embeddings API.")

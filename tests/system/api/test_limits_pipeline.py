@@ -17,7 +17,7 @@ import redis
 from fastapi.testclient import TestClient
 
 from api.app import create_app
-from tests.e2e.api_support import (
+from tests.support.api import (
     API_KEYS,
     EDITOR_KEY,
     WEBHOOK_SECRET,
@@ -26,9 +26,9 @@ from tests.e2e.api_support import (
     signed_headers,
     use_settings,
 )
-from tests.pipeline import PipelineEnv
-from tests.services import free_port, serve_http
-from tests.workers import wait_for
+from tests.support.pipeline import PipelineEnv
+from tests.support.services import free_port, serve_http
+from tests.support.workers import wait_for
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration]
 

@@ -19,9 +19,9 @@ import structlog
 from api.request_log import redact_query
 from shared import ingest, log
 from shared.settings import Settings
-from tests.e2e.api_support import API_KEYS, EDITOR_KEY
-from tests.versions import new_version
-from tests.workers import WorkerProcess, free_port, spawn, wait_for
+from tests.support.api import API_KEYS, EDITOR_KEY
+from tests.support.versions import new_version
+from tests.support.workers import WorkerProcess, free_port, spawn, wait_for
 
 
 @pytest.fixture

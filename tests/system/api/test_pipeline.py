@@ -18,7 +18,7 @@ from fastapi.testclient import TestClient
 
 from api.app import create_app
 from shared.pipeline.reaper import reap
-from tests.e2e.api_support import (
+from tests.support.api import (
     API_KEYS,
     EDITOR_KEY,
     WEBHOOK_SECRET,
@@ -27,10 +27,10 @@ from tests.e2e.api_support import (
     rows,
     use_settings,
 )
-from tests.pdfs import brochure_pdf
-from tests.pipeline import PipelineEnv
-from tests.services import empty_redis_database, free_port, serve_http
-from tests.workers import wait_for
+from tests.support.pdfs import brochure_pdf
+from tests.support.pipeline import PipelineEnv
+from tests.support.services import empty_redis_database, free_port, serve_http
+from tests.support.workers import wait_for
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration]
 

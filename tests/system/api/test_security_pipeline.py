@@ -17,7 +17,7 @@ from fastapi.testclient import TestClient
 
 from api.app import create_app
 from shared import ingest
-from tests.e2e.api_support import (
+from tests.support.api import (
     API_KEYS,
     EDITOR_KEY,
     WEBHOOK_SECRET,
@@ -26,11 +26,11 @@ from tests.e2e.api_support import (
     signed_headers,
     use_settings,
 )
-from tests.pipeline import PipelineEnv
-from tests.services import free_port, serve_http
-from tests.unit.test_front_matter import billion_laughs
-from tests.versions import new_version
-from tests.workers import wait_for
+from tests.support.pipeline import PipelineEnv
+from tests.support.services import free_port, serve_http
+from tests.support.versions import new_version
+from tests.support.workers import wait_for
+from tests.unit.shared.pipeline.test_front_matter import billion_laughs
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration]
 

@@ -22,8 +22,8 @@ from shared.db import transaction
 from shared.models import Event
 from shared.pipeline.in_process import GROUP
 from tests.conftest import CORPUS, ROOT
-from tests.fakes.openai_server import FakeOpenAI
-from tests.workers import wait_for
+from tests.support.fakes.openai_server import FakeOpenAI
+from tests.support.workers import wait_for
 from worker.cli.main import app
 
 runner = CliRunner()
@@ -224,7 +224,7 @@ def test_a_run_does_not_wait_for_the_leases_a_killed_run_left(
     from shared.models import Document, DocumentVersion
     from shared.pipeline.in_process import OWNER
     from shared.states import Status
-    from tests.versions import new_version
+    from tests.support.versions import new_version
 
     page = tmp_path / "visiting.md"
     page.write_text("# Visiting\n\nVisiting hours are 10 to 20.\n")

@@ -19,7 +19,7 @@ from shared import log
 from shared.secrets import mask
 from shared.settings import Settings
 from tests.conftest import ROOT
-from tests.services import temporary_postgres_database
+from tests.support.services import temporary_postgres_database
 
 pytestmark = pytest.mark.integration
 

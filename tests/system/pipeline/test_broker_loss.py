@@ -11,10 +11,10 @@ import pytest
 
 from shared.settings import get_settings
 from shared.states import Status
-from tests.integration.test_pipeline import page
-from tests.pipeline import PipelineEnv
-from tests.private_services import PrivateValkey
-from tests.workers import celery_worker, wait_for
+from tests.support.pipeline import PipelineEnv
+from tests.support.private_services import PrivateValkey
+from tests.support.workers import celery_worker, wait_for
+from tests.system.pipeline.test_pipeline import page
 
 pytestmark = pytest.mark.integration
 

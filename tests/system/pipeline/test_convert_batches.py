@@ -14,9 +14,9 @@ from shared import ingest
 from shared.db import transaction
 from shared.models import Chunk, Event
 from shared.states import Status
-from tests.integration.test_pipeline import page
-from tests.pipeline import PipelineEnv
-from tests.versions import new_version
+from tests.support.pipeline import PipelineEnv
+from tests.support.versions import new_version
+from tests.system.pipeline.test_pipeline import page
 from worker.app import CPU_QUEUE
 
 pytestmark = pytest.mark.integration

@@ -8,9 +8,9 @@ from __future__ import annotations
 import pytest
 
 from shared.states import Status
-from tests.chunk_shapes import table
-from tests.pdfs import text_bomb_pdf
-from tests.pipeline import PipelineEnv
+from tests.support.chunk_shapes import table
+from tests.support.pdfs import text_bomb_pdf
+from tests.support.pipeline import PipelineEnv
 
 pytestmark = pytest.mark.integration
 

@@ -14,9 +14,9 @@ from shared.models import DocumentVersion, utcnow
 from shared.pipeline import steps
 from shared.pipeline.reaper import reap
 from shared.states import Status
-from tests.integration.test_pipeline import page, point_ids_of
-from tests.pipeline import PipelineEnv
-from tests.workers import wait_for
+from tests.support.pipeline import PipelineEnv
+from tests.support.workers import wait_for
+from tests.system.pipeline.test_pipeline import page, point_ids_of
 
 pytestmark = pytest.mark.integration
 

@@ -10,10 +10,10 @@ from shared import repository as repo
 from shared.db import transaction
 from shared.states import Status
 from tests.conftest import ROOT
-from tests.pipeline import PipelineEnv
-from tests.scans import scanned_pdf
-from tests.system_tools import requires_tesseract
-from tests.workers import wait_for
+from tests.support.pipeline import PipelineEnv
+from tests.support.scans import scanned_pdf
+from tests.support.system_tools import requires_tesseract
+from tests.support.workers import wait_for
 
 pytestmark = pytest.mark.integration
 

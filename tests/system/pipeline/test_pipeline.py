@@ -12,9 +12,9 @@ from shared import repository as repo
 from shared.db import transaction
 from shared.pipeline.verify import verify
 from shared.states import Status
-from tests.pdfs import brochure_pdf
-from tests.pipeline import PipelineEnv
-from tests.workers import wait_for
+from tests.support.pdfs import brochure_pdf
+from tests.support.pipeline import PipelineEnv
+from tests.support.workers import wait_for
 
 pytestmark = pytest.mark.integration
 

@@ -12,9 +12,9 @@ import sqlalchemy as sa
 from shared.db import transaction
 from shared.models import DocumentVersion, utcnow
 from shared.states import Status
-from tests.integration.test_pipeline import page
-from tests.pipeline import PipelineEnv
-from tests.workers import wait_for
+from tests.support.pipeline import PipelineEnv
+from tests.support.workers import wait_for
+from tests.system.pipeline.test_pipeline import page
 
 pytestmark = pytest.mark.integration
 

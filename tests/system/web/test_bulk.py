@@ -15,8 +15,8 @@ from playwright.sync_api import Page, expect
 
 from api.app import create_app
 from shared.settings import Settings
-from tests.e2e.api_support import API_KEYS, EDITOR_KEY, use_settings
-from tests.e2e.web_support import ServedApp, screenshot, table_row
+from tests.support.api import API_KEYS, EDITOR_KEY, use_settings
+from tests.support.web import ServedApp, screenshot, table_row
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration]
 

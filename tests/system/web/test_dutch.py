@@ -24,7 +24,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from api.app import create_app
-from tests.e2e.api_support import (
+from tests.support.api import (
     API_KEYS,
     EDITOR_KEY,
     WEBHOOK_SECRET,
@@ -32,12 +32,12 @@ from tests.e2e.api_support import (
     signed_headers,
     use_settings,
 )
-from tests.e2e.web_support import DOCS, ServedApp, queue_item, screenshot, table_row
-from tests.e2e.web_support import choose_files as choose_any
-from tests.pdfs import brochure_pdf, encrypted_pdf
-from tests.pipeline import PipelineEnv
-from tests.services import empty_redis_database, free_port, serve_http
-from tests.workers import wait_for
+from tests.support.pdfs import brochure_pdf, encrypted_pdf
+from tests.support.pipeline import PipelineEnv
+from tests.support.services import empty_redis_database, free_port, serve_http
+from tests.support.web import DOCS, ServedApp, queue_item, screenshot, table_row
+from tests.support.web import choose_files as choose_any
+from tests.support.workers import wait_for
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration]
 

@@ -11,7 +11,7 @@ from playwright.sync_api import Page, expect
 
 from api.app import create_app
 from shared.settings import Settings
-from tests.e2e.web_support import ServedApp
+from tests.support.web import ServedApp
 
 pytestmark = pytest.mark.e2e
 

@@ -11,12 +11,12 @@ from playwright.sync_api import Page, expect
 
 from api.app import create_app
 from tests.conftest import ROOT
-from tests.e2e.api_support import API_KEYS, EDITOR_KEY, WEBHOOK_SECRET, use_settings
-from tests.e2e.web_support import ServedApp, sign_in
-from tests.pipeline import PipelineEnv
-from tests.scans import scanned_pdf
-from tests.system_tools import requires_tesseract
-from tests.workers import wait_for
+from tests.support.api import API_KEYS, EDITOR_KEY, WEBHOOK_SECRET, use_settings
+from tests.support.pipeline import PipelineEnv
+from tests.support.scans import scanned_pdf
+from tests.support.system_tools import requires_tesseract
+from tests.support.web import ServedApp, sign_in
+from tests.support.workers import wait_for
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration, requires_tesseract]
 

@@ -4,7 +4,7 @@ history, see a failure in plain words, re-ingest, delete after a confirmation.
 
 Real API on 127.0.0.1 (uvicorn in a thread), a real Celery worker subprocess, Postgres, Redis,
 local Qdrant and the OpenAI stand-in (the `pipeline` fixture); Debian's Chromium. The page in
-English here; `test_web_dutch.py` drives the Dutch one and takes the README's screenshots.
+English here; `test_dutch.py` drives the Dutch one and takes the README's screenshots.
 """
 
 from __future__ import annotations
@@ -17,17 +17,17 @@ import pytest
 from playwright.sync_api import Locator, Page, expect
 
 from api.app import create_app
-from tests.e2e.api_support import API_KEYS, EDITOR_KEY, WEBHOOK_SECRET, use_settings
-from tests.e2e.web_support import (
+from tests.support.api import API_KEYS, EDITOR_KEY, WEBHOOK_SECRET, use_settings
+from tests.support.pdfs import BROCHURE_TITLE, brochure_pdf, encrypted_pdf
+from tests.support.pipeline import PipelineEnv
+from tests.support.services import empty_redis_database
+from tests.support.web import (
     ServedApp,
     choose_files,
     queue_item,
     sign_in,
     table_row,
 )
-from tests.pdfs import BROCHURE_TITLE, brochure_pdf, encrypted_pdf
-from tests.pipeline import PipelineEnv
-from tests.services import empty_redis_database
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration]
 

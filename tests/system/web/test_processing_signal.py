@@ -19,9 +19,9 @@ from playwright.sync_api import Page, expect
 from api.app import create_app
 from api.processing import forget_ping
 from shared.settings import Settings
-from tests.e2e.api_support import API_KEYS, EDITOR_KEY, MARKDOWN, use_settings
-from tests.e2e.web_support import ServedApp
-from tests.pipeline import PipelineEnv
+from tests.support.api import API_KEYS, EDITOR_KEY, MARKDOWN, use_settings
+from tests.support.pipeline import PipelineEnv
+from tests.support.web import ServedApp
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration]
 

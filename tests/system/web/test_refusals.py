@@ -11,8 +11,8 @@ from playwright.sync_api import Page, expect
 
 from api.app import create_app
 from shared.settings import Settings
-from tests.e2e.api_support import EDITOR_KEY, MARKDOWN, use_settings
-from tests.e2e.web_support import (
+from tests.support.api import EDITOR_KEY, MARKDOWN, use_settings
+from tests.support.web import (
     ServedApp,
     choose_files,
     queue_item,

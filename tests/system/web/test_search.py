@@ -12,9 +12,9 @@ from playwright.sync_api import Page, expect
 
 from api.app import create_app
 from shared.settings import Settings
-from tests.e2e.api_support import EDITOR_KEY, use_settings
-from tests.e2e.web_support import ServedApp, screenshot, sign_in
-from tests.retrieval_support import fill_index
+from tests.support.api import EDITOR_KEY, use_settings
+from tests.support.retrieval import fill_index
+from tests.support.web import ServedApp, screenshot, sign_in
 
 pytestmark = pytest.mark.e2e
 UPLOAD_KEY = "uploader-key-0123456789"

@@ -11,9 +11,9 @@ from playwright.sync_api import Page, expect
 from api.app import create_app
 from shared import ingest
 from shared.settings import Settings
-from tests.e2e.api_support import EDITOR_KEY
-from tests.e2e.web_support import ServedApp
-from tests.versions import new_version
+from tests.support.api import EDITOR_KEY
+from tests.support.versions import new_version
+from tests.support.web import ServedApp
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration]
 

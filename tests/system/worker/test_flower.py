@@ -20,8 +20,8 @@ import httpx
 import pytest
 
 from shared.states import Status
-from tests.pipeline import PipelineEnv
-from tests.workers import free_port, spawn, wait_for
+from tests.support.pipeline import PipelineEnv
+from tests.support.workers import free_port, spawn, wait_for
 
 pytestmark = pytest.mark.integration
 

@@ -10,8 +10,8 @@ import httpx
 import pytest
 
 from shared.states import Status
-from tests.pipeline import PipelineEnv
-from tests.workers import free_port, wait_for
+from tests.support.pipeline import PipelineEnv
+from tests.support.workers import free_port, wait_for
 
 PAGE = "# Knee surgery\n\n" + "\n\n".join(
     f"## Step {n}\n\nThe physiotherapist shows you exercise {n}." for n in range(1, 6)

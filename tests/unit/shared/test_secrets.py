@@ -21,7 +21,7 @@ from shared.errors import PermanentError
 from shared.secrets import mask
 from shared.settings import Settings
 from shared.urls import display_url
-from tests.services import serve_http
+from tests.support.services import serve_http
 
 EDITORS = "k1-editors-0123456789"
 CHATBOT = "k2-chatbot-0123456789"

@@ -14,7 +14,7 @@ from shared.models import DocumentVersion, utcnow
 from shared.pipeline.reaper import reap
 from shared.settings import Settings
 from shared.states import Status
-from tests.versions import new_version
+from tests.support.versions import new_version
 
 SETTINGS = Settings(received_grace_seconds=30, stuck_after_seconds=600, max_attempts=3)
 

@@ -16,8 +16,8 @@ from shared import repository as repo
 from shared.db import engine_for
 from shared.models import Document, DocumentVersion
 from shared.states import IN_FLIGHT, WORK_STAGES, Status
-from tests.versions import new_version
-from tests.workers import wait_for
+from tests.support.versions import new_version
+from tests.support.workers import wait_for
 
 pytestmark = pytest.mark.integration
 

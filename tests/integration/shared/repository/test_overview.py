@@ -11,8 +11,8 @@ from shared.db import engine_for
 from shared.errors import IngestError
 from shared.repository import overview
 from shared.states import Status
-from tests.integration.test_state_machine import advance, factory  # noqa: F401
-from tests.versions import new_version
+from tests.integration.shared.test_states import advance, factory  # noqa: F401
+from tests.support.versions import new_version
 
 
 def register(sessions: sessionmaker[Session], external_id: str) -> repo.Registered:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from shared.retrieval.filters import SearchFilters
-from tests.retrieval_support import Crafted, crafted_index
+from tests.support.retrieval import Crafted, crafted_index
 
 QUERY = "wat moet ik meenemen naar de opname"
 

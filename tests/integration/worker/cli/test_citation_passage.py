@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from shared.settings import get_settings
-from tests.pdfs import _canvas, _Writer
+from tests.support.pdfs import _canvas, _Writer
 from worker.app import app as celery_app
 from worker.app import configure
 from worker.cli.main import app

@@ -14,7 +14,7 @@ from shared.db import transaction
 from shared.pipeline import indexing
 from shared.settings import get_settings
 from tests.conftest import CORPUS, ROOT
-from tests.office_files import ARTICLE_PAGE, brochure_docx
+from tests.support.office_files import ARTICLE_PAGE, brochure_docx
 from worker.app import app as celery_app
 from worker.app import configure
 from worker.cli.main import app

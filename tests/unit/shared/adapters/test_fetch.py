@@ -20,7 +20,7 @@ import pytest
 
 from shared.adapters.fetch import check_url, checked_addresses, fetch, host_allowed
 from shared.errors import PermanentError, TransientError
-from tests.services import serve_http
+from tests.support.services import serve_http
 
 
 class _Cms(BaseHTTPRequestHandler):

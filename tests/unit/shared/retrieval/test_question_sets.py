@@ -9,7 +9,7 @@ import pytest
 
 from shared.retrieval.evaluate import load_questions, normalised
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[4]
 SETS = [(ROOT / "examples", 20), (ROOT / "tests" / "corpus", 80)]
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from tests import pdfs
+from tests.support import pdfs
 from worker.cli.main import app
 
 runner = CliRunner()

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from tests.pdfs import BROCHURE_HEADING_PATHS, BROCHURE_SECTIONS, brochure_pdf
+from tests.support.pdfs import BROCHURE_HEADING_PATHS, BROCHURE_SECTIONS, brochure_pdf
 from worker.cli.main import app
 
 runner = CliRunner()

@@ -11,7 +11,7 @@ import pytest
 from shared.pipeline.embed.coalesce import Answer, Limits, Pending, embed_pending
 from shared.pipeline.embed.openai_api import OpenAIEmbedder
 from shared.tokens import count_tokens
-from tests.fakes.openai_server import FakeOpenAI
+from tests.support.fakes.openai_server import FakeOpenAI
 
 pytestmark = pytest.mark.integration
 

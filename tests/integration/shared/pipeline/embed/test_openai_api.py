@@ -1,6 +1,6 @@
 """The OpenAI embedder against the stand-in server, through the real `openai` SDK.
 
-The stand-in (tests/fakes/openai_server.py) is a real HTTP server with the API's limits,
+The stand-in (tests/support/fakes/openai_server.py) is a real HTTP server with the API's limits,
 errors and headers; nothing of ours is mocked.
 """
 
@@ -25,10 +25,10 @@ from shared.pipeline.embed.openai_api import QUOTA_MESSAGE, OpenAIEmbedder
 from shared.ratelimit import LocalRateLimiter
 from shared.settings import Settings
 from shared.tokens import count_tokens
-from tests.fakes.openai_server import FakeOpenAI, vector_for
+from tests.support.fakes.openai_server import FakeOpenAI, vector_for
 
 MODEL = "text-embedding-3-large"
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[5]
 
 
 @pytest.fixture
@@ -298,7 +298,15 @@ class TestTheStandInRefusesLikeTheApi:
 
 
 def test_the_stand_in_runs_as_its_own_process_for_workers_and_benchmarks() -> None:
-    command = [sys.executable, "-m", "tests.fakes.openai_server", "--port", "0", "--tpm", "50000"]
+    command = [
+        sys.executable,
+        "-m",
+        "tests.support.fakes.openai_server",
+        "--port",
+        "0",
+        "--tpm",
+        "50000",
+    ]
     process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, text=True)
     try:
         assert process.stdout is not None

@@ -10,9 +10,9 @@ import pytest
 from shared import repository as repo
 from shared.db import transaction
 from shared.pipeline import indexing, steps
-from tests.fakes.openai_server import vector_for
-from tests.integration.test_round_trips import register, to_embedding
-from tests.pipeline import PipelineEnv
+from tests.integration.shared.pipeline.steps.test_round_trips import register, to_embedding
+from tests.support.fakes.openai_server import vector_for
+from tests.support.pipeline import PipelineEnv
 
 pytestmark = pytest.mark.integration
 

@@ -18,8 +18,8 @@ from shared.db import engine, transaction
 from shared.models import Document
 from shared.pipeline import indexing, steps
 from shared.states import Status
-from tests.pipeline import PipelineEnv
-from tests.versions import new_version
+from tests.support.pipeline import PipelineEnv
+from tests.support.versions import new_version
 
 pytestmark = pytest.mark.integration
 

@@ -27,7 +27,7 @@ from shared.pipeline.chunk.token_sums import (
     tail_seam,
 )
 from shared.tokens import encoding
-from tests.unit.test_chunk_helpers import check_chunks
+from tests.support.chunks import check_chunks
 
 
 def only_block(text: str):
@@ -156,7 +156,7 @@ def test_doc_tokens_of_a_slice_are_its_own_encode(
 def test_one_encode_per_document_gives_every_blocks_own_encode() -> None:
     enc = encoding()
     sliced = 0
-    for path in sorted((Path(__file__).parents[1] / "corpus").rglob("*.md")):
+    for path in sorted((Path(__file__).parents[4] / "corpus").rglob("*.md")):
         source = normalise(path.read_text(encoding="utf-8"))
         blocks = scan_blocks(source)
         doc = DocTokens(source, blocks[0].start)

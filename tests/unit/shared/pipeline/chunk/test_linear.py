@@ -19,7 +19,7 @@ from shared.errors import TooComplexError
 from shared.pipeline.chunk import ChunkSettings, chunk_markdown
 from shared.pipeline.chunk.doc_tokens import _WINDOW, encode
 from shared.tokens import encoding
-from tests.chunk_shapes import SHAPES
+from tests.support.chunk_shapes import SHAPES
 
 SMALL, LARGE = 20_000, 320_000
 

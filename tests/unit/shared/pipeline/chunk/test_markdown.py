@@ -7,7 +7,7 @@ from itertools import pairwise
 from shared.pipeline.chunk import Chunk, ChunkSettings, chunk_markdown
 from shared.settings import Settings
 from shared.tokens import count_tokens
-from tests.unit.test_chunk_helpers import check_chunks, fences_balanced
+from tests.support.chunks import check_chunks, fences_balanced
 
 WORDS = [
     *[

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from shared.pipeline.chunk import ChunkSettings, chunk_markdown
 from tests.conftest import CORPUS_PAGES
-from tests.unit.test_chunk_helpers import check_chunks
+from tests.support.chunks import check_chunks
 
 CORPUS_FILES = CORPUS_PAGES
 SMALL = ChunkSettings(target_tokens=90, max_tokens=120, overlap_tokens=25, min_tokens=20)

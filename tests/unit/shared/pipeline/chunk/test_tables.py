@@ -14,7 +14,7 @@ import pytest
 
 from shared.pipeline.chunk import ChunkSettings, chunk_markdown
 from shared.pipeline.chunk.markdown_blocks import scan_blocks
-from tests.unit.test_chunk_helpers import check_chunks
+from tests.support.chunks import check_chunks
 
 ALIGNED = "aaa | bbb | ccc | ddd | eee\n:-- | --- | :-: | --- | --:\nfff | ggg | hhh | iii | jjj"
 GFM_EXAMPLES = [
@@ -84,7 +84,7 @@ def corpus_pages_table() -> str:
     One row per page (folder, file, title and source from its front matter), written the way
     many READMEs write tables (`a | b` over `--- | ---`), some rows ragged.
     """
-    corpus = Path(__file__).resolve().parents[1] / "corpus"
+    corpus = Path(__file__).resolve().parents[4] / "corpus"
     rows = ["Folder | Page | Title | Source", ":--- | --- | --- | ---:"]
     for number, path in enumerate(sorted(corpus.rglob("*.md"))):
         if path.name == "README.md":

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from shared.pipeline.convert import convert
 from shared.settings import Settings
-from tests import layout_pdfs as fixtures
+from tests.support import layout_pdfs as fixtures
 
 PDF = "application/pdf"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from shared.pipeline.convert import convert
-from tests import heading_pdfs as fixtures
+from tests.support import heading_pdfs as fixtures
 
 PDF = "application/pdf"
 HEADING = re.compile(r"^#{1,6} (.+)$", re.M)

@@ -8,7 +8,7 @@ from pypdf.generic import DictionaryObject, NameObject
 
 from shared.pipeline.convert import convert
 from shared.pipeline.convert.lines import _font_is_bold
-from tests import layout_pdfs as fixtures
+from tests.support import layout_pdfs as fixtures
 
 PDF = "application/pdf"
 HEADING = re.compile(r"^#{1,6} (.+)$", re.M)

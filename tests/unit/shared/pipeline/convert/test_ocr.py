@@ -1,5 +1,5 @@
-"""OCR of scanned PDFs made from the tests' own brochures (tests/scans.py): the scan converts
-to what the text layer converts to, up to a few misread characters.
+"""OCR of scanned PDFs made from the tests' own brochures (tests/support/scans.py): the scan
+converts to what the text layer converts to, up to a few misread characters.
 
 Needs Tesseract with the Dutch and English data (.ci/system-packages installs it). Kept small:
 OCR is CPU-heavy, so the scans are of two and three pages.
@@ -22,10 +22,10 @@ from shared.pipeline.convert import Converted, Ocr, OcrNeeded, convert
 from shared.pipeline.convert.confidence import page_ranges
 from shared.pipeline.convert.ocr import choose_languages
 from shared.settings import Settings
-from tests import layout_pdfs, pdfs
 from tests.conftest import ROOT
-from tests.scans import mixed_pdf, scanned_pdf
-from tests.system_tools import requires_tesseract
+from tests.support import layout_pdfs, pdfs
+from tests.support.scans import mixed_pdf, scanned_pdf
+from tests.support.system_tools import requires_tesseract
 
 PDF = "application/pdf"
 EXAMPLE = (ROOT / "examples" / "heupoperatie-brochure.pdf").read_bytes()

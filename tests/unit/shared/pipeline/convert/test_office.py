@@ -9,7 +9,7 @@ from shared.pipeline.convert import convert, detect_media_type
 from shared.pipeline.convert.docx import DOCX_MEDIA_TYPE
 from shared.pipeline.convert.html import HTML_MEDIA_TYPE
 from shared.settings import Settings
-from tests.office_files import ARTICLE_PAGE, brochure_docx, encrypted_docx, with_parts
+from tests.support.office_files import ARTICLE_PAGE, brochure_docx, encrypted_docx, with_parts
 
 
 def test_a_word_document_keeps_its_headings_list_and_table() -> None:

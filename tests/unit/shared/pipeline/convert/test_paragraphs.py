@@ -5,7 +5,7 @@ from __future__ import annotations
 from shared.pipeline.convert import convert
 from shared.pipeline.convert.lines import Line
 from shared.pipeline.convert.render import usual_line_gap
-from tests import layout_pdfs as fixtures
+from tests.support import layout_pdfs as fixtures
 
 PDF = "application/pdf"
 

@@ -1,4 +1,4 @@
-"""PDF conversion on PDFs the tests build with reportlab (see tests/pdfs.py)."""
+"""PDF conversion on PDFs the tests build with reportlab (see tests/support/pdfs.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from shared.errors import PermanentError
 from shared.pipeline.convert import Converted, convert
 from shared.pipeline.convert.text import clean_pdf_line
 from shared.settings import Settings
-from tests import pdfs
+from tests.support import pdfs
 
 PDF = "application/pdf"
 HEADING = re.compile(r"^(#{1,6}) (.+)$", re.M)

@@ -1,4 +1,4 @@
-"""Bullets and tables that a PDF draws as shapes (tests/pdfs_drawn.py) become Markdown lists
+"""Bullets and tables that a PDF draws as shapes (tests/support/pdfs_drawn.py) become Markdown lists
 and GFM tables (issue 27 items 2 and 4)."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import re
 
 from shared.pipeline.chunk import chunk_markdown
 from shared.pipeline.convert import Ocr, convert
-from tests import pdfs_drawn
+from tests.support import pdfs_drawn
 
 PDF = "application/pdf"
 HEADING = re.compile(r"^#{1,6} (.+)$", re.M)

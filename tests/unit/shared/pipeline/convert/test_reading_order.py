@@ -7,7 +7,7 @@ import re
 from shared.pipeline.convert import convert
 from shared.pipeline.convert.lines import Line
 from shared.pipeline.convert.reading_order import reading_order
-from tests import layout_pdfs as fixtures
+from tests.support import layout_pdfs as fixtures
 
 PDF = "application/pdf"
 

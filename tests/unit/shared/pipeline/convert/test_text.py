@@ -7,7 +7,7 @@ import pytest
 from shared.errors import PermanentError
 from shared.pipeline.convert import convert, detect_media_type
 from shared.settings import Settings
-from tests import pdfs
+from tests.support import pdfs
 
 MARKDOWN = "---\ntitle: Knie\n---\n# Knieoperatie\n\nNeem uw *identiteitskaart* mee.\n"
 

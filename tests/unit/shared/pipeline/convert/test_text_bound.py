@@ -11,7 +11,7 @@ import pytest
 from shared.errors import PermanentError
 from shared.pipeline.convert import convert
 from shared.settings import Settings
-from tests import pdfs
+from tests.support import pdfs
 
 
 def _refusal(data: bytes, settings: Settings) -> PermanentError:
