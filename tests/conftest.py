@@ -32,6 +32,21 @@ from tests.support.services import (
 
 SERVICES = Services()  # the servers this session uses; the summary says which
 
+# Markers by folder: the folder a test is in says what it needs, so no module marks itself.
+FOLDER_MARKERS = {"integration": "integration", "system": "system"}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """`integration` for everything under tests/integration, `system` under tests/system."""
+    tests = Path(__file__).resolve().parent
+    for item in items:
+        try:
+            folder = item.path.resolve().relative_to(tests).parts[0]
+        except ValueError:
+            continue
+        if folder in FOLDER_MARKERS:
+            item.add_marker(FOLDER_MARKERS[folder])
+
 
 @pytest.fixture(scope="session")
 def test_services() -> Iterator[Services]:

@@ -10,8 +10,6 @@ import redis
 
 from tests.support.services import chosen_redis_database, make_url_redis, reserved_redis_database
 
-pytestmark = pytest.mark.integration
-
 
 def test_the_number_in_the_url_is_the_chosen_database() -> None:
     assert chosen_redis_database("redis://127.0.0.1:6379/5") == 5

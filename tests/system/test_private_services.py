@@ -8,12 +8,8 @@ import re
 import subprocess
 import sys
 
-import pytest
-
 from tests.conftest import ROOT
 from tests.support.private_services import answers
-
-pytestmark = pytest.mark.integration
 
 # A Redis test and a Postgres test; PIPELINE's Celery worker subprocess must reach both.
 INNER = [

@@ -22,8 +22,6 @@ from tests.integration.api.test_body_limits import answer_of
 from tests.support.api import EDITOR_KEY, use_settings
 from tests.support.web import ServedApp
 
-pytestmark = pytest.mark.e2e
-
 CHATBOT_KEY = "chatbot-key-0123456789"
 READER_KEY = "reader-key-0123456789"
 KEYS = f"editors:{EDITOR_KEY},chatbot:{CHATBOT_KEY}:search,reader:{READER_KEY}:read"

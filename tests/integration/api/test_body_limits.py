@@ -10,15 +10,12 @@ from __future__ import annotations
 import socket
 import uuid
 
-import pytest
 from fastapi.testclient import TestClient
 
 from api.app import create_app
 from shared.settings import Settings
 from tests.support.api import EDITOR_KEY
 from tests.support.web import ServedApp
-
-pytestmark = pytest.mark.e2e
 
 SEARCH_LIMIT = 16 * 1024  # SEARCH_MAX_BODY_BYTES' default
 JSON_LIMIT = 64 * 1024  # MAX_JSON_BODY_BYTES' default

@@ -14,8 +14,6 @@ from fastapi.testclient import TestClient
 from tests.integration.api.test_uploads import assert_problem, upload
 from tests.support.api import MARKDOWN, MAX_UPLOAD_BYTES, count
 
-pytestmark = pytest.mark.e2e
-
 
 def test_a_content_length_over_the_limit_is_a_problem_naming_the_limit(
     client: TestClient, pg: str

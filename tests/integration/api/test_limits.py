@@ -26,8 +26,6 @@ from tests.support.api import (
 )
 from tests.support.api import use_settings as apply_settings
 
-pytestmark = pytest.mark.e2e
-
 PAGE = b"# Knie\n\nNeem uw pas mee.\n"
 UPLOADER_KEY = "uploader-key-0123456789"
 

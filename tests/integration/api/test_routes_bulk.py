@@ -14,8 +14,6 @@ from api.app import create_app
 from shared.settings import Settings
 from tests.support.api import EDITOR_KEY, rows, use_settings
 
-pytestmark = pytest.mark.e2e
-
 
 def upload(http: TestClient, name: str, text: str, **form: str) -> str:
     files = [("file", (name, io.BytesIO(text.encode()), "text/markdown"))]

@@ -26,8 +26,6 @@ from tests.support.api import (
     WEBHOOK_SECRET,
 )
 
-pytestmark = pytest.mark.e2e
-
 # Keys and limits are fixed here; the database and broker come from the fixtures at call time.
 app = create_app(
     Settings(

@@ -10,7 +10,6 @@ import socket
 import time
 from typing import Any
 
-import pytest
 import sqlalchemy as sa
 from fastapi.testclient import TestClient
 
@@ -18,8 +17,6 @@ from api.app import create_app
 from tests.support.api import cms_event, count, post_event, rows, signed_headers
 from tests.support.web import ServedApp
 from tests.unit.shared.pipeline.test_front_matter import billion_laughs
-
-pytestmark = pytest.mark.e2e
 
 URL = "/v1/webhooks/cms"
 

@@ -27,8 +27,6 @@ from tests.support.api import (
 from tests.support.office_files import ARTICLE_PAGE, brochure_docx
 from tests.support.pdfs import brochure_pdf
 
-pytestmark = pytest.mark.e2e
-
 ELF = b"\x7fELF\x02\x01\x01\x00" + bytes(200)
 
 

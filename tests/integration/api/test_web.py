@@ -11,14 +11,11 @@ from __future__ import annotations
 import io
 import uuid
 
-import pytest
 from fastapi.testclient import TestClient
 
 from shared import repository as repo
 from shared.db import transaction
 from tests.support.api import MARKDOWN, MAX_UPLOAD_BYTES, cms_event, post_event
-
-pytestmark = pytest.mark.e2e
 
 
 def upload(client: TestClient, name: str, title: str | None = None) -> dict[str, str]:

@@ -26,8 +26,6 @@ from tests.support.api import (
 )
 from tests.support.office_files import ARTICLE_PAGE
 
-pytestmark = pytest.mark.e2e
-
 URL = "/v1/webhooks/cms"
 
 

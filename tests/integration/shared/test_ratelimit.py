@@ -16,8 +16,6 @@ from shared.ratelimit import LocalRateLimiter, RateLimiter, RedisRateLimiter
 from shared.tokens import count_tokens
 from tests.support.fakes.openai_server import FakeOpenAI
 
-pytestmark = pytest.mark.integration
-
 BUDGET = 60_000  # tokens per minute, for the account (stand-in) and the limiter alike
 
 

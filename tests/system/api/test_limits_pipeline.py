@@ -30,8 +30,6 @@ from tests.support.pipeline import PipelineEnv
 from tests.support.services import free_port, serve_http
 from tests.support.workers import wait_for
 
-pytestmark = [pytest.mark.e2e, pytest.mark.integration]
-
 PAGE = "# Knieoperatie\n\n## Voorbereiding\n\nNeem uw identiteitskaart mee naar het ziekenhuis.\n"
 #: The stand-in CMS's port, known before it starts: CONTENT_FETCH_ALLOWED_HOSTS names it.
 CMS_PORT = free_port()

@@ -32,8 +32,6 @@ from tests.support.pipeline import PipelineEnv
 from tests.support.services import empty_redis_database, free_port, serve_http
 from tests.support.workers import wait_for
 
-pytestmark = [pytest.mark.e2e, pytest.mark.integration]
-
 WORDS = [
     "patiënt",
     "knie",

@@ -32,8 +32,6 @@ from tests.support.versions import new_version
 from tests.support.workers import wait_for
 from tests.unit.shared.pipeline.test_front_matter import billion_laughs
 
-pytestmark = [pytest.mark.e2e, pytest.mark.integration]
-
 URL = "/v1/webhooks/cms"
 #: The stand-in CMS's port, known before it starts: CONTENT_FETCH_ALLOWED_HOSTS names it.
 CMS_PORT = free_port()

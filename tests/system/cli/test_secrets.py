@@ -21,8 +21,6 @@ from shared.settings import Settings
 from tests.conftest import ROOT
 from tests.support.services import temporary_postgres_database
 
-pytestmark = pytest.mark.integration
-
 PASSWORD = "p@ss%w0rd:/x"
 ENCODED = "p%40ss%25w0rd%3A%2Fx"
 OPENAI_KEY = "sk-proj-THISISASECRETKEY0123456789"

@@ -16,8 +16,6 @@ from tests.support.private_services import PrivateValkey
 from tests.support.workers import celery_worker, wait_for
 from tests.system.pipeline.test_pipeline import page
 
-pytestmark = pytest.mark.integration
-
 
 @pytest.fixture
 def broker(

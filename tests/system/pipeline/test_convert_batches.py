@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import uuid
 
-import pytest
 import redis
 import sqlalchemy as sa
 
@@ -18,8 +17,6 @@ from tests.support.pipeline import PipelineEnv
 from tests.support.versions import new_version
 from tests.system.pipeline.test_pipeline import page
 from worker.app import CPU_QUEUE
-
-pytestmark = pytest.mark.integration
 
 MOVES = [
     ("received", "converting"),

@@ -5,14 +5,10 @@ stand-in."""
 
 from __future__ import annotations
 
-import pytest
-
 from shared.states import Status
 from tests.support.chunk_shapes import table
 from tests.support.pdfs import text_bomb_pdf
 from tests.support.pipeline import PipelineEnv
-
-pytestmark = pytest.mark.integration
 
 PAGE = b"# Knieoperatie\n\n## Voorbereiding\n\nNeem uw identiteitskaart mee naar het ziekenhuis.\n"
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-import pytest
 import sqlalchemy as sa
 
 from shared import repository as repo
@@ -17,8 +16,6 @@ from shared.states import Status
 from tests.support.pipeline import PipelineEnv
 from tests.support.workers import wait_for
 from tests.system.pipeline.test_pipeline import page, point_ids_of
-
-pytestmark = pytest.mark.integration
 
 
 def test_worker_killed_mid_embed_a_new_worker_finishes_without_duplicates(

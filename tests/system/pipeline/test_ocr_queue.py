@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import pytest
 import redis
 
 from shared import repository as repo
@@ -14,8 +13,6 @@ from tests.support.pipeline import PipelineEnv
 from tests.support.scans import scanned_pdf
 from tests.support.system_tools import requires_tesseract
 from tests.support.workers import wait_for
-
-pytestmark = pytest.mark.integration
 
 EXAMPLE = (ROOT / "examples" / "heupoperatie-brochure.pdf").read_bytes()
 

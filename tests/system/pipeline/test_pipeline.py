@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import random
 
-import pytest
-
 from shared import ingest
 from shared import repository as repo
 from shared.db import transaction
@@ -15,8 +13,6 @@ from shared.states import Status
 from tests.support.pdfs import brochure_pdf
 from tests.support.pipeline import PipelineEnv
 from tests.support.workers import wait_for
-
-pytestmark = pytest.mark.integration
 
 WORDS = [
     "patient",

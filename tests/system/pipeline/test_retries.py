@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-import pytest
 import sqlalchemy as sa
 
 from shared.db import transaction
@@ -15,8 +14,6 @@ from shared.states import Status
 from tests.support.pipeline import PipelineEnv
 from tests.support.workers import wait_for
 from tests.system.pipeline.test_pipeline import page
-
-pytestmark = pytest.mark.integration
 
 
 def test_a_transient_error_is_tried_max_attempts_times_then_fails_retryable(

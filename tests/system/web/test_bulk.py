@@ -18,8 +18,6 @@ from shared.settings import Settings
 from tests.support.api import API_KEYS, EDITOR_KEY, use_settings
 from tests.support.web import ServedApp, screenshot, table_row
 
-pytestmark = [pytest.mark.e2e, pytest.mark.integration]
-
 TITLES = ["Knieoperatie", "Heupoperatie", "Staaroperatie"]
 
 

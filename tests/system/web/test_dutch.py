@@ -39,8 +39,6 @@ from tests.support.web import DOCS, ServedApp, queue_item, screenshot, table_row
 from tests.support.web import choose_files as choose_any
 from tests.support.workers import wait_for
 
-pytestmark = [pytest.mark.e2e, pytest.mark.integration]
-
 PIPELINE_MS = 90_000  # a stage run by a real worker on a shared 2-core machine
 TITLE = "Heupoperatie"
 #: The stand-in CMS's port, known before it starts: CONTENT_FETCH_ALLOWED_HOSTS names it.

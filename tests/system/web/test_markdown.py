@@ -13,8 +13,6 @@ from api.app import create_app
 from shared.settings import Settings
 from tests.support.web import ServedApp
 
-pytestmark = pytest.mark.e2e
-
 CHUNK = """## Voorbereiding
 
 :::warning Bloedverdunners

@@ -18,7 +18,7 @@ from tests.support.system_tools import requires_tesseract
 from tests.support.web import ServedApp, sign_in
 from tests.support.workers import wait_for
 
-pytestmark = [pytest.mark.e2e, pytest.mark.integration, requires_tesseract]
+pytestmark = requires_tesseract
 
 EXAMPLE = (ROOT / "examples" / "heupoperatie-brochure.pdf").read_bytes()
 

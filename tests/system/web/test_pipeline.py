@@ -29,8 +29,6 @@ from tests.support.web import (
     table_row,
 )
 
-pytestmark = [pytest.mark.e2e, pytest.mark.integration]
-
 PIPELINE_MS = 90_000  # a stage run by a real worker on a shared 2-core machine
 PDF_TITLE = "Knieoperatie: voorbereiding en herstel"
 

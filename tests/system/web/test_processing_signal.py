@@ -23,8 +23,6 @@ from tests.support.api import API_KEYS, EDITOR_KEY, MARKDOWN, use_settings
 from tests.support.pipeline import PipelineEnv
 from tests.support.web import ServedApp
 
-pytestmark = [pytest.mark.e2e, pytest.mark.integration]
-
 
 def upload_and_age(http: httpx.Client | TestClient, pg: str, minutes: int) -> None:
     """Upload one page (no worker takes it) and make it look `minutes` old."""

@@ -20,8 +20,6 @@ from tests.support.web import (
     submit_key,
 )
 
-pytestmark = [pytest.mark.e2e, pytest.mark.integration]
-
 SMALL_LIMIT = 4096
 ELF = b"\x7fELF\x02\x01\x01\x00" + bytes(200)
 

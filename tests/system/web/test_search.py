@@ -16,7 +16,6 @@ from tests.support.api import EDITOR_KEY, use_settings
 from tests.support.retrieval import fill_index
 from tests.support.web import ServedApp, screenshot, sign_in
 
-pytestmark = pytest.mark.e2e
 UPLOAD_KEY = "uploader-key-0123456789"
 SEARCH_KEY = "chatbot-key-0123456789"
 

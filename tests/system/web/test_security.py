@@ -15,8 +15,6 @@ from tests.support.api import EDITOR_KEY
 from tests.support.versions import new_version
 from tests.support.web import ServedApp
 
-pytestmark = [pytest.mark.e2e, pytest.mark.integration]
-
 
 @pytest.fixture
 def site(api_settings: Settings) -> Iterator[str]:

@@ -17,13 +17,10 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
-import pytest
 
 from shared.states import Status
 from tests.support.pipeline import PipelineEnv
 from tests.support.workers import free_port, spawn, wait_for
-
-pytestmark = pytest.mark.integration
 
 CHAIN = ["ingest.convert", "ingest.chunk", "ingest.embed", "ingest.upsert", "ingest.finalize"]
 ONLINE = re.compile(r'^flower_worker_online\{worker="([^"]+)"\} 1\.0$', re.MULTILINE)

@@ -8,13 +8,9 @@ import os
 import subprocess
 import sys
 
-import pytest
-
 from shared.settings import Settings
 from tests.conftest import ROOT
 from worker.app import unsafe_setup
-
-pytestmark = pytest.mark.integration
 
 
 def test_an_io_worker_with_two_prefork_processes_on_local_qdrant_refuses_to_start(

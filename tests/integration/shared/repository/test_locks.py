@@ -8,7 +8,6 @@ import threading
 import uuid
 from datetime import timedelta
 
-import pytest
 import sqlalchemy as sa
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -18,8 +17,6 @@ from shared.models import Document, DocumentVersion
 from shared.states import IN_FLIGHT, WORK_STAGES, Status
 from tests.support.versions import new_version
 from tests.support.workers import wait_for
-
-pytestmark = pytest.mark.integration
 
 LEASE = timedelta(minutes=5)
 

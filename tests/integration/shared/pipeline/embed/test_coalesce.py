@@ -13,8 +13,6 @@ from shared.pipeline.embed.openai_api import OpenAIEmbedder
 from shared.tokens import count_tokens
 from tests.support.fakes.openai_server import FakeOpenAI
 
-pytestmark = pytest.mark.integration
-
 
 @pytest.fixture
 def fake() -> Iterator[FakeOpenAI]:

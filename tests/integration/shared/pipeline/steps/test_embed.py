@@ -5,7 +5,6 @@ item 2), so one chunk gets one vector whichever path embedded it."""
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
 from shared import repository as repo
 from shared.db import transaction
@@ -13,8 +12,6 @@ from shared.pipeline import indexing, steps
 from tests.integration.shared.pipeline.steps.test_round_trips import register, to_embedding
 from tests.support.fakes.openai_server import vector_for
 from tests.support.pipeline import PipelineEnv
-
-pytestmark = pytest.mark.integration
 
 PAGE = """# Knie
 

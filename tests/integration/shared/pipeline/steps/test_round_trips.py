@@ -9,7 +9,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-import pytest
 import sqlalchemy as sa
 
 from shared import repository as repo
@@ -20,8 +19,6 @@ from shared.pipeline import indexing, steps
 from shared.states import Status
 from tests.support.pipeline import PipelineEnv
 from tests.support.versions import new_version
-
-pytestmark = pytest.mark.integration
 
 PAGE = """---
 title: Knee surgery
