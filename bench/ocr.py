@@ -25,8 +25,12 @@ os.environ.setdefault("TIKTOKEN_CACHE_DIR", str(ROOT.parent / "shared" / "tiktok
 
 from shared.pipeline.convert import convert  # noqa: E402
 from tests.support import pdfs  # noqa: E402
-from tests.support.scans import scanned_pdf  # noqa: E402
-from tests.unit.shared.pipeline.convert.test_ocr import _first_pages, _plain, character_error_rate  # noqa: E402
+from tests.support.scans import (  # noqa: E402
+    _first_pages,
+    _plain,
+    character_error_rate,
+    scanned_pdf,
+)
 
 PDF = "application/pdf"
 EXAMPLE = ROOT / "examples" / "heupoperatie-brochure.pdf"

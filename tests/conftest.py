@@ -7,12 +7,6 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-
-# The tests' own Markdown pages (origin and licence in its README); bench/ uses the larger corpus.
-CORPUS = ROOT / "tests" / "corpus"
-CORPUS_PAGES = sorted(p for p in CORPUS.rglob("*.md") if p.name != "README.md")
-
 # The API and web tests' fixtures (api_settings, client, anonymous, browser pages), loaded once.
 pytest_plugins = ["tests.support.api", "tests.support.web"]
 

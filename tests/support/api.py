@@ -7,7 +7,9 @@ real broker; nothing of ours is replaced.
 
 from __future__ import annotations
 
+import io
 import json
+import socket
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -127,3 +129,26 @@ def post_event(client: TestClient, event: dict[str, Any], **sign_options: Any) -
     return client.post(
         "/v1/webhooks/cms", content=body, headers=signed_headers(body, **sign_options)
     )
+
+
+def answer_of(connection: socket.socket) -> bytes:
+    """The whole answer of a server that closes the connection after it (`Connection: close`);
+    `recv` times out if the server waits for a body instead."""
+    parts = []
+    while part := connection.recv(65536):
+        parts.append(part)
+    return b"".join(parts)
+
+
+def upload(http: TestClient, *files: tuple[str, bytes], **form: object) -> object:
+    parts = [("file", (name, io.BytesIO(data), "application/octet-stream")) for name, data in files]
+    return http.post("/v1/documents", files=parts, data=form)
+
+
+def assert_problem(response: object, status: int) -> dict[str, object]:
+    assert response.status_code == status, response.text
+    assert response.headers["content-type"].startswith("application/problem+json")
+    body = response.json()
+    assert body["status"] == status
+    assert "Traceback" not in response.text
+    return body

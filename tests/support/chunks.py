@@ -5,7 +5,9 @@ from __future__ import annotations
 import re
 from itertools import pairwise
 
-from shared.pipeline.chunk import Chunk, ChunkSettings, front_matter, normalise
+from hypothesis import strategies as st
+
+from shared.pipeline.chunk import Chunk, ChunkSettings, chunk_markdown, front_matter, normalise
 from shared.pipeline.chunk.markdown_blocks import Block, scan_blocks
 from shared.pipeline.chunk.split import containers, line_starts
 from shared.tokens import count_tokens
@@ -195,3 +197,142 @@ def check_chunks(text: str, chunks: list[Chunk], settings: ChunkSettings | None 
     joined = "".join(chunk.new_text for chunk in chunks)
     assert squash(joined) == squash(source[body_start:])
     assert check_overlap_starts(source, chunks, settings) == 0, "overlap starts mid-sentence"
+
+
+def prose(tokens: int, seed: int = 0, punctuation: bool = True) -> str:
+    """A paragraph of about `tokens` tokens (one word is about one token)."""
+    words = [WORDS[(seed + i * 7) % len(WORDS)] for i in range(tokens)]
+    if punctuation:
+        for i in range(11, len(words), 12):
+            words[i] += "."
+    return " ".join(words).capitalize() + ("." if punctuation else "")
+
+
+def chunks_of(text: str, settings: ChunkSettings | None = None) -> list[Chunk]:
+    chunks = chunk_markdown(text, settings)
+    check_chunks(text, chunks, settings)
+    return chunks
+
+
+@st.composite
+def markdown_documents(draw: st.DrawFn) -> str:
+    blocks = draw(st.lists(_block, max_size=25))
+    front = draw(st.sampled_from(["", "---\ntitle: T\n---\n", "---\nunclosed\n"]))
+    newline = draw(st.sampled_from(["\n", "\r\n"]))
+    text = front + "\n\n".join(blocks)
+    return text.replace("\n", newline)
+
+
+_word = st.one_of(
+    st.sampled_from(["knie", "operatie", "één", "naïef", "coördinatie", "patient", "the", "a"]),
+    st.sampled_from(["手術", "患者さん", "🦵", "🙂", "#tag", "`code`", "**bold**", "x|y"]),
+    st.text(alphabet="abcdefghij.,!?:;-'\"é\u00a0", min_size=1, max_size=12),
+)
+
+
+_sentence = st.lists(_word, min_size=1, max_size=40).map(" ".join)
+
+
+_paragraph = st.lists(_sentence, min_size=1, max_size=12).map(
+    lambda sentences: ". ".join(sentences)
+)
+
+
+_code_line = st.one_of(
+    st.sampled_from(["# comment", "## not a heading", "```", "~~~", "\tindented\u00a0x", ""]),
+    _sentence,
+)
+
+
+@st.composite
+def _fenced(draw: st.DrawFn) -> str:
+    marker = draw(st.sampled_from(["```", "~~~", "````"]))
+    language = draw(st.sampled_from(["", "python", "js"]))
+    lines = draw(st.lists(_code_line, max_size=60))
+    lines = [line for line in lines if not line.startswith(marker[0] * 3)]
+    closed = draw(st.booleans())
+    return f"{marker}{language}\n" + "\n".join(lines) + (f"\n{marker}" if closed else "")
+
+
+@st.composite
+def _table(draw: st.DrawFn) -> str:
+    columns = draw(st.integers(1, 4))
+    rows = draw(st.lists(st.lists(_sentence, min_size=columns, max_size=columns), max_size=40))
+    head = "| " + " | ".join(f"h{i}" for i in range(columns)) + " |"
+    delimiter = "|" + "---|" * columns
+    body = ["| " + " | ".join(c.replace("|", "/") for c in row) + " |" for row in rows]
+    return "\n".join([head, delimiter, *body])
+
+
+_heading = st.builds(lambda level, title: "#" * level + " " + title, st.integers(1, 6), _sentence)
+
+
+_setext = st.builds(lambda title, mark: f"{title}\n{mark}", _sentence, st.sampled_from("=-"))
+
+
+_list = st.lists(_sentence, min_size=1, max_size=30).map(
+    lambda items: "\n".join(f"- {item}" for item in items)
+)
+
+
+_quote = st.lists(_sentence, min_size=1, max_size=10).map(
+    lambda lines: "\n".join(f"> {line}" for line in lines)
+)
+
+
+_admonition = st.builds(
+    lambda kind, inner: f":::{kind} Title\n" + "\n\n".join(inner) + "\n:::",
+    st.sampled_from(["tip", "note", "danger"]),
+    st.lists(st.one_of(_paragraph, _list, _fenced()), min_size=1, max_size=6),
+)
+
+
+_block = st.one_of(
+    _paragraph,
+    _paragraph,
+    _heading,
+    _heading,
+    _setext,
+    _fenced(),
+    _table(),
+    _list,
+    _quote,
+    _admonition,
+    st.just("<!-- # comment -->"),
+    st.just("[ref]: https://example.org"),
+    st.just("    ## indented code"),
+)
+
+
+WORDS = [
+    *[
+        "patients",
+        "should",
+        "bring",
+        "their",
+        "identity",
+        "card",
+        "insurance",
+        "details",
+        "and",
+        "a",
+        "list",
+        "of",
+    ],
+    *[
+        "medicines",
+        "when",
+        "they",
+        "come",
+        "to",
+        "the",
+        "hospital",
+        "for",
+        "the",
+        "knee",
+        "operation",
+        "and",
+        "the",
+        "nurse",
+    ],
+]

@@ -3,6 +3,7 @@ and the OpenAI stand-in driven through the real SDK."""
 
 from __future__ import annotations
 
+import random
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -83,3 +84,42 @@ class PipelineEnv:
     def embedded_inputs(self) -> int:
         """How many inputs the stand-in accepted (each one paid for)."""
         return sum(r.inputs for r in self.fake.requests if r.status == 200)
+
+
+def page(sections: int = 20, words: int = 200, seed: int = 7) -> str:
+    """A long hospital page: one H1 and `sections` H2 sections of about 250 tokens each."""
+    rng = random.Random(seed)
+    parts = ["# Knee surgery\n"]
+    for number in range(sections):
+        text = " ".join(rng.choice(WORDS) for _ in range(words))
+        parts.append(f"## Step {number}\n\n{text.capitalize()}.\n")
+    return "\n".join(parts)
+
+
+def point_ids_of(version_id) -> set:
+    with transaction() as session:
+        return repo.chunk_point_ids(session, version_id)
+
+
+WORDS = [
+    "patient",
+    "knee",
+    "surgery",
+    "preparation",
+    "recovery",
+    "physiotherapy",
+    "appointment",
+    "hospital",
+    "nurse",
+    "doctor",
+    "medicine",
+    "pain",
+    "exercise",
+    "bandage",
+    "wound",
+    "infection",
+    "fever",
+    "rest",
+    "walking",
+    "crutches",
+]

@@ -8,6 +8,7 @@ only content of an image-only PDF page of the same size. Deterministic (seeded).
 from __future__ import annotations
 
 import io
+import re
 
 import numpy as np
 import pypdfium2 as pdfium
@@ -68,3 +69,32 @@ def mixed_pdf(data: bytes, scanned: list[int], **options: float) -> bytes:
     out = io.BytesIO()
     writer.write(out)
     return out.getvalue()
+
+
+def _first_pages(data: bytes, count: int) -> bytes:
+    reader = PdfReader(io.BytesIO(data))
+    writer = PdfWriter()
+    for page in reader.pages[:count]:
+        writer.add_page(page)
+    out = io.BytesIO()
+    writer.write(out)
+    return out.getvalue()
+
+
+def _plain(markdown: str) -> str:
+    """The text without heading marks and spacing differences (what OCR is judged on)."""
+    text = re.sub(r"^#{1,6} ", "", markdown, flags=re.M)
+    return " ".join(text.split())
+
+
+def character_error_rate(reference: str, recognised: str) -> float:
+    """Levenshtein distance over the reference's length."""
+    previous = list(range(len(recognised) + 1))
+    for i, expected in enumerate(reference, start=1):
+        current = [i]
+        for j, got in enumerate(recognised, start=1):
+            current.append(
+                min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (expected != got))
+            )
+        previous = current
+    return previous[-1] / max(len(reference), 1)

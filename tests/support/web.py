@@ -17,7 +17,7 @@ import uvicorn
 from fastapi import FastAPI
 from playwright.sync_api import Browser, ConsoleMessage, Locator, Page, expect, sync_playwright
 
-from tests.conftest import ROOT
+from tests.support.paths import ROOT
 from tests.support.system_tools import CHROMIUM, HAS_CHROMIUM, SETUP
 from tests.support.workers import wait_for
 

@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
 
-from tests.conftest import ROOT
+from tests.support.paths import ROOT
 from tests.support.private_services import (
     free_port as free_port,  # for the tests that import it here
 )

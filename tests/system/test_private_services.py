@@ -8,7 +8,7 @@ import re
 import subprocess
 import sys
 
-from tests.conftest import ROOT
+from tests.support.paths import ROOT
 from tests.support.private_services import answers
 
 # A Redis test and a Postgres test; PIPELINE's Celery worker subprocess must reach both.

@@ -18,8 +18,7 @@ from fastapi.testclient import TestClient
 from api.app import create_app
 from api.auth import declared_scope
 from shared.settings import Settings
-from tests.integration.api.test_body_limits import answer_of
-from tests.support.api import EDITOR_KEY, use_settings
+from tests.support.api import EDITOR_KEY, answer_of, use_settings
 from tests.support.web import ServedApp
 
 CHATBOT_KEY = "chatbot-key-0123456789"

@@ -14,20 +14,11 @@ from fastapi.testclient import TestClient
 
 from api.app import create_app
 from shared.settings import Settings
-from tests.support.api import EDITOR_KEY
+from tests.support.api import EDITOR_KEY, answer_of
 from tests.support.web import ServedApp
 
 SEARCH_LIMIT = 16 * 1024  # SEARCH_MAX_BODY_BYTES' default
 JSON_LIMIT = 64 * 1024  # MAX_JSON_BODY_BYTES' default
-
-
-def answer_of(connection: socket.socket) -> bytes:
-    """The whole answer of a server that closes the connection after it (`Connection: close`);
-    `recv` times out if the server waits for a body instead."""
-    parts = []
-    while part := connection.recv(65536):
-        parts.append(part)
-    return b"".join(parts)
 
 
 def test_the_limits_default_to_a_few_kilobytes(api_settings: Settings) -> None:

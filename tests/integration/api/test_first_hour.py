@@ -11,8 +11,7 @@ import httpx
 import pytest
 from fastapi.testclient import TestClient
 
-from tests.integration.api.test_uploads import assert_problem, upload
-from tests.support.api import MARKDOWN, MAX_UPLOAD_BYTES, count
+from tests.support.api import MARKDOWN, MAX_UPLOAD_BYTES, assert_problem, count, upload
 
 
 def test_a_content_length_over_the_limit_is_a_problem_naming_the_limit(

@@ -15,8 +15,8 @@ from fastapi.testclient import TestClient
 
 from api.app import create_app
 from tests.support.api import cms_event, count, post_event, rows, signed_headers
+from tests.support.front_matter import billion_laughs
 from tests.support.web import ServedApp
-from tests.unit.shared.pipeline.test_front_matter import billion_laughs
 
 URL = "/v1/webhooks/cms"
 

@@ -6,7 +6,6 @@ chain messages are seen waiting in Redis).
 
 from __future__ import annotations
 
-import io
 import json
 import uuid
 from datetime import UTC, datetime, timedelta
@@ -21,27 +20,15 @@ from tests.support.api import (
     EDITOR_KEY,
     MARKDOWN,
     MAX_UPLOAD_BYTES,
+    assert_problem,
     count,
     rows,
+    upload,
 )
 from tests.support.office_files import ARTICLE_PAGE, brochure_docx
 from tests.support.pdfs import brochure_pdf
 
 ELF = b"\x7fELF\x02\x01\x01\x00" + bytes(200)
-
-
-def upload(http: TestClient, *files: tuple[str, bytes], **form: object) -> object:
-    parts = [("file", (name, io.BytesIO(data), "application/octet-stream")) for name, data in files]
-    return http.post("/v1/documents", files=parts, data=form)
-
-
-def assert_problem(response: object, status: int) -> dict[str, object]:
-    assert response.status_code == status, response.text
-    assert response.headers["content-type"].startswith("application/problem+json")
-    body = response.json()
-    assert body["status"] == status
-    assert "Traceback" not in response.text
-    return body
 
 
 # --- keys ---------------------------------------------------------------------------------

@@ -43,7 +43,7 @@ def test_an_upgrade_waits_while_another_holds_the_migration_lock(postgres_admin_
     import sys
 
     from shared.migrate import MIGRATION_LOCK
-    from tests.conftest import ROOT
+    from tests.support.paths import ROOT
     from tests.support.workers import wait_for
 
     with temporary_postgres_database(postgres_admin_url) as url:

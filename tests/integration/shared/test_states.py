@@ -13,11 +13,10 @@ from sqlalchemy.orm import Session, sessionmaker
 from shared import repository as repo
 from shared.db import engine_for
 from shared.models import DocumentVersion, Event, utcnow
-from shared.states import WORK_STAGES, Status
+from shared.states import Status
+from tests.support.states import LEASE, advance
 from tests.support.versions import new_version
 from tests.support.workers import wait_for
-
-LEASE = timedelta(minutes=5)
 
 
 def register(factory: sessionmaker[Session], content: bytes) -> repo.Registered:
@@ -25,36 +24,9 @@ def register(factory: sessionmaker[Session], content: bytes) -> repo.Registered:
         return repo.register_version(session, new_version(content, "page-1", filename="page.md"))
 
 
-def advance(factory: sessionmaker[Session], version_id: uuid.UUID, until: Status) -> bool:
-    """Walk a version through the stages with claims and finishes, as the workers do."""
-    for stage in WORK_STAGES:
-        owner = f"task-{stage}"
-        with factory.begin() as session:
-            if version_id not in repo.claim(session, stage, owner, LEASE, [version_id]).claimed:
-                return False
-        if stage == until:
-            return True
-        with factory.begin() as session:
-            if not repo.finish(session, stage, owner, [version_id]):
-                return False
-    return True
-
-
 def status_of(factory: sessionmaker[Session], version_id: uuid.UUID) -> Status:
     with factory() as session:
         return Status(session.get(DocumentVersion, version_id).status)
-
-
-@pytest.fixture(params=["postgres", "sqlite"])
-def factory(request: pytest.FixtureRequest, tmp_path) -> sessionmaker[Session]:
-    if request.param == "postgres":
-        url = request.getfixturevalue("pg")
-    else:
-        from shared.migrate import upgrade
-
-        url = f"sqlite:///{tmp_path}/ingest.db"
-        upgrade(url)
-    return sessionmaker(engine_for(url), expire_on_commit=False)
 
 
 def test_twenty_threads_race_one_transition_exactly_one_wins(pg: str) -> None:

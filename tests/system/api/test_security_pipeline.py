@@ -26,11 +26,11 @@ from tests.support.api import (
     signed_headers,
     use_settings,
 )
+from tests.support.front_matter import billion_laughs
 from tests.support.pipeline import PipelineEnv
 from tests.support.services import free_port, serve_http
 from tests.support.versions import new_version
 from tests.support.workers import wait_for
-from tests.unit.shared.pipeline.test_front_matter import billion_laughs
 
 URL = "/v1/webhooks/cms"
 #: The stand-in CMS's port, known before it starts: CONTENT_FETCH_ALLOWED_HOSTS names it.

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from tests.conftest import ROOT
+from tests.support.paths import ROOT
 from worker.cli.main import app
 
 runner = CliRunner()

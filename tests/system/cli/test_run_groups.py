@@ -21,8 +21,8 @@ from typer.testing import CliRunner
 from shared.db import transaction
 from shared.models import Event
 from shared.pipeline.in_process import GROUP
-from tests.conftest import CORPUS, ROOT
 from tests.support.fakes.openai_server import FakeOpenAI
+from tests.support.paths import CORPUS, ROOT
 from tests.support.workers import wait_for
 from worker.cli.main import app
 

@@ -18,7 +18,7 @@ from sqlalchemy.engine import make_url
 from shared import log
 from shared.secrets import mask
 from shared.settings import Settings
-from tests.conftest import ROOT
+from tests.support.paths import ROOT
 from tests.support.services import temporary_postgres_database
 
 PASSWORD = "p@ss%w0rd:/x"

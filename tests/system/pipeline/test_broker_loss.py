@@ -11,10 +11,9 @@ import pytest
 
 from shared.settings import get_settings
 from shared.states import Status
-from tests.support.pipeline import PipelineEnv
+from tests.support.pipeline import PipelineEnv, page
 from tests.support.private_services import PrivateValkey
 from tests.support.workers import celery_worker, wait_for
-from tests.system.pipeline.test_pipeline import page
 
 
 @pytest.fixture

@@ -13,9 +13,8 @@ from shared import ingest
 from shared.db import transaction
 from shared.models import Chunk, Event
 from shared.states import Status
-from tests.support.pipeline import PipelineEnv
+from tests.support.pipeline import PipelineEnv, page
 from tests.support.versions import new_version
-from tests.system.pipeline.test_pipeline import page
 from worker.app import CPU_QUEUE
 
 MOVES = [

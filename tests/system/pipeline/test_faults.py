@@ -13,9 +13,8 @@ from shared.models import DocumentVersion, utcnow
 from shared.pipeline import steps
 from shared.pipeline.reaper import reap
 from shared.states import Status
-from tests.support.pipeline import PipelineEnv
+from tests.support.pipeline import PipelineEnv, page, point_ids_of
 from tests.support.workers import wait_for
-from tests.system.pipeline.test_pipeline import page, point_ids_of
 
 
 def test_worker_killed_mid_embed_a_new_worker_finishes_without_duplicates(

@@ -8,7 +8,7 @@ import redis
 from shared import repository as repo
 from shared.db import transaction
 from shared.states import Status
-from tests.conftest import ROOT
+from tests.support.paths import ROOT
 from tests.support.pipeline import PipelineEnv
 from tests.support.scans import scanned_pdf
 from tests.support.system_tools import requires_tesseract

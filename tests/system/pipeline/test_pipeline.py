@@ -3,54 +3,14 @@ local Qdrant and the OpenAI stand-in through the real SDK."""
 
 from __future__ import annotations
 
-import random
-
 from shared import ingest
 from shared import repository as repo
 from shared.db import transaction
 from shared.pipeline.verify import verify
 from shared.states import Status
 from tests.support.pdfs import brochure_pdf
-from tests.support.pipeline import PipelineEnv
+from tests.support.pipeline import PipelineEnv, page, point_ids_of
 from tests.support.workers import wait_for
-
-WORDS = [
-    "patient",
-    "knee",
-    "surgery",
-    "preparation",
-    "recovery",
-    "physiotherapy",
-    "appointment",
-    "hospital",
-    "nurse",
-    "doctor",
-    "medicine",
-    "pain",
-    "exercise",
-    "bandage",
-    "wound",
-    "infection",
-    "fever",
-    "rest",
-    "walking",
-    "crutches",
-]
-
-
-def page(sections: int = 20, words: int = 200, seed: int = 7) -> str:
-    """A long hospital page: one H1 and `sections` H2 sections of about 250 tokens each."""
-    rng = random.Random(seed)
-    parts = ["# Knee surgery\n"]
-    for number in range(sections):
-        text = " ".join(rng.choice(WORDS) for _ in range(words))
-        parts.append(f"## Step {number}\n\n{text.capitalize()}.\n")
-    return "\n".join(parts)
-
-
-def point_ids_of(version_id) -> set:
-    with transaction() as session:
-        return repo.chunk_point_ids(session, version_id)
 
 
 def test_markdown_page_and_pdf_brochure_end_indexed(pipeline: PipelineEnv) -> None:

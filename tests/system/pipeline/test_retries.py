@@ -11,9 +11,8 @@ import sqlalchemy as sa
 from shared.db import transaction
 from shared.models import DocumentVersion, utcnow
 from shared.states import Status
-from tests.support.pipeline import PipelineEnv
+from tests.support.pipeline import PipelineEnv, page
 from tests.support.workers import wait_for
-from tests.system.pipeline.test_pipeline import page
 
 
 def test_a_transient_error_is_tried_max_attempts_times_then_fails_retryable(

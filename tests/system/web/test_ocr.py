@@ -10,8 +10,8 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from api.app import create_app
-from tests.conftest import ROOT
 from tests.support.api import API_KEYS, EDITOR_KEY, WEBHOOK_SECRET, use_settings
+from tests.support.paths import ROOT
 from tests.support.pipeline import PipelineEnv
 from tests.support.scans import scanned_pdf
 from tests.support.system_tools import requires_tesseract

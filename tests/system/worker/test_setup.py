@@ -9,7 +9,7 @@ import subprocess
 import sys
 
 from shared.settings import Settings
-from tests.conftest import ROOT
+from tests.support.paths import ROOT
 from worker.app import unsafe_setup
 
 

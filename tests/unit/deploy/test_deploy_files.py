@@ -30,7 +30,7 @@ from yamllint.config import YamlLintConfig
 
 from deploy import gen_env_example
 from shared.settings import Settings
-from tests.conftest import ROOT
+from tests.support.paths import ROOT
 from worker.app import ROUTES
 from worker.cli.main import app as ingest_app
 

@@ -11,7 +11,7 @@ from shared.db import engine_for
 from shared.errors import IngestError
 from shared.repository import overview
 from shared.states import Status
-from tests.integration.shared.test_states import advance, factory  # noqa: F401
+from tests.support.states import advance
 from tests.support.versions import new_version
 
 
@@ -22,7 +22,7 @@ def register(sessions: sessionmaker[Session], external_id: str) -> repo.Register
         )
 
 
-def test_the_overview_matches_the_orm_queries(factory: sessionmaker[Session]) -> None:  # noqa: F811
+def test_the_overview_matches_the_orm_queries(factory: sessionmaker[Session]) -> None:
     indexed = register(factory, "knie")
     assert advance(factory, indexed.version_id, until=Status.CHUNKING)
     register(factory, "heup")  # stays received

@@ -13,8 +13,8 @@ from shared import repository as repo
 from shared.db import transaction
 from shared.pipeline import indexing
 from shared.settings import get_settings
-from tests.conftest import CORPUS, ROOT
 from tests.support.office_files import ARTICLE_PAGE, brochure_docx
+from tests.support.paths import CORPUS, ROOT
 from worker.app import app as celery_app
 from worker.app import configure
 from worker.cli.main import app

@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 from shared.adapters.qdrant import collection_name
 from shared.pipeline import indexing
 from shared.settings import get_settings
-from tests.conftest import ROOT
+from tests.support.paths import ROOT
 from worker.app import app as celery_app
 from worker.app import configure
 from worker.cli.main import app

@@ -16,14 +16,7 @@ from shared.errors import FrontMatterError, PermanentError
 from shared.pipeline import front_matter as front_matter_module
 from shared.pipeline.chunk import chunk_markdown
 from shared.pipeline.front_matter import MAX_BYTES, MAX_DEPTH, front_matter
-
-
-def billion_laughs() -> str:
-    """The probe's 500-byte bomb: ten levels of nine aliases each (~9^10 nodes expanded)."""
-    lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x]"]
-    for level in range(1, 10):
-        lines.append(f"a{level}: &a{level} [" + ", ".join([f"*a{level - 1}"] * 9) + "]")
-    return "---\n" + "\n".join(lines) + "\n---\n# Knie\n\nTekst.\n"
+from tests.support.front_matter import billion_laughs
 
 
 def refusal(source: str) -> FrontMatterError:

@@ -8,7 +8,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from shared.pipeline.chunk import chunk_markdown
-from tests.conftest import CORPUS
+from tests.support.paths import CORPUS
 from worker.cli.main import app
 
 runner = CliRunner()

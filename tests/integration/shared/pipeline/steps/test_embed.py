@@ -9,9 +9,9 @@ import numpy as np
 from shared import repository as repo
 from shared.db import transaction
 from shared.pipeline import indexing, steps
-from tests.integration.shared.pipeline.steps.test_round_trips import register, to_embedding
 from tests.support.fakes.openai_server import vector_for
 from tests.support.pipeline import PipelineEnv
+from tests.support.steps import register, to_embedding
 
 PAGE = """# Knie
 

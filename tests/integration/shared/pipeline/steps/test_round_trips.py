@@ -18,7 +18,7 @@ from shared.models import Document
 from shared.pipeline import indexing, steps
 from shared.states import Status
 from tests.support.pipeline import PipelineEnv
-from tests.support.versions import new_version
+from tests.support.steps import register, to_embedding
 
 PAGE = """---
 title: Knee surgery
@@ -31,17 +31,6 @@ tags: [orthopaedics, surgery]
 
 Bring your identity card and the list of medicines you take. Do not eat after midnight.
 """
-
-
-def register(content: bytes, external_id: str = "knee", title: str | None = None) -> uuid.UUID:
-    new = new_version(content, external_id, filename=f"{external_id}.md", title=title)
-    with transaction() as session:
-        return repo.register_version(session, new).version_id
-
-
-def to_embedding(version_id: uuid.UUID) -> None:
-    converted = steps.convert_versions([version_id], "convert-task", then_chunk=True)
-    assert converted.done == [version_id]
 
 
 @contextmanager

@@ -7,55 +7,7 @@ from itertools import pairwise
 from shared.pipeline.chunk import Chunk, ChunkSettings, chunk_markdown
 from shared.settings import Settings
 from shared.tokens import count_tokens
-from tests.support.chunks import check_chunks, fences_balanced
-
-WORDS = [
-    *[
-        "patients",
-        "should",
-        "bring",
-        "their",
-        "identity",
-        "card",
-        "insurance",
-        "details",
-        "and",
-        "a",
-        "list",
-        "of",
-    ],
-    *[
-        "medicines",
-        "when",
-        "they",
-        "come",
-        "to",
-        "the",
-        "hospital",
-        "for",
-        "the",
-        "knee",
-        "operation",
-        "and",
-        "the",
-        "nurse",
-    ],
-]
-
-
-def prose(tokens: int, seed: int = 0, punctuation: bool = True) -> str:
-    """A paragraph of about `tokens` tokens (one word is about one token)."""
-    words = [WORDS[(seed + i * 7) % len(WORDS)] for i in range(tokens)]
-    if punctuation:
-        for i in range(11, len(words), 12):
-            words[i] += "."
-    return " ".join(words).capitalize() + ("." if punctuation else "")
-
-
-def chunks_of(text: str, settings: ChunkSettings | None = None) -> list[Chunk]:
-    chunks = chunk_markdown(text, settings)
-    check_chunks(text, chunks, settings)
-    return chunks
+from tests.support.chunks import check_chunks, chunks_of, fences_balanced, prose
 
 
 def all_headings(chunks: list[Chunk]) -> set[str]:

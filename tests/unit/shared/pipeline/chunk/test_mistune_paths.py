@@ -24,7 +24,7 @@ from shared.pipeline.chunk.markdown_blocks import (
     _paragraph_end,
     _PositionedState,
 )
-from tests.unit.shared.pipeline.chunk.test_properties import markdown_documents
+from tests.support.chunks import markdown_documents
 
 _REFERENCE = _make_markdown(fast=False)  # mistune's own list parser and block search
 

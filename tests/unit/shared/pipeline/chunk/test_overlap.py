@@ -8,8 +8,7 @@ from itertools import pairwise
 from shared.pipeline.chunk import ChunkSettings, chunk_markdown
 from shared.pipeline.chunk.markdown_blocks import scan_blocks
 from shared.pipeline.chunk.packing import Packer
-from tests.support.chunks import check_chunks
-from tests.unit.shared.pipeline.chunk.test_markdown import chunks_of, prose
+from tests.support.chunks import check_chunks, chunks_of, prose
 
 
 def code_lines(count: int, indent: str = "") -> list[str]:

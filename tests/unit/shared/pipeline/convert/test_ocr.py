@@ -15,51 +15,22 @@ import sys
 from pathlib import Path
 
 import pytest
-from pypdf import PdfReader, PdfWriter
+from pypdf import PdfWriter
 
 from shared.errors import PermanentError
 from shared.pipeline.convert import Converted, Ocr, OcrNeeded, convert
 from shared.pipeline.convert.confidence import page_ranges
 from shared.pipeline.convert.ocr import choose_languages
 from shared.settings import Settings
-from tests.conftest import ROOT
 from tests.support import layout_pdfs, pdfs
-from tests.support.scans import mixed_pdf, scanned_pdf
+from tests.support.paths import ROOT
+from tests.support.scans import _first_pages, _plain, character_error_rate, mixed_pdf, scanned_pdf
 from tests.support.system_tools import requires_tesseract
 
 PDF = "application/pdf"
 EXAMPLE = (ROOT / "examples" / "heupoperatie-brochure.pdf").read_bytes()
 HEADING = re.compile(r"^(#{1,6}) (.+)$", re.M)
 ITEM = re.compile(r"^- (.+)$", re.M)
-
-
-def _first_pages(data: bytes, count: int) -> bytes:
-    reader = PdfReader(io.BytesIO(data))
-    writer = PdfWriter()
-    for page in reader.pages[:count]:
-        writer.add_page(page)
-    out = io.BytesIO()
-    writer.write(out)
-    return out.getvalue()
-
-
-def _plain(markdown: str) -> str:
-    """The text without heading marks and spacing differences (what OCR is judged on)."""
-    text = re.sub(r"^#{1,6} ", "", markdown, flags=re.M)
-    return " ".join(text.split())
-
-
-def character_error_rate(reference: str, recognised: str) -> float:
-    """Levenshtein distance over the reference's length."""
-    previous = list(range(len(recognised) + 1))
-    for i, expected in enumerate(reference, start=1):
-        current = [i]
-        for j, got in enumerate(recognised, start=1):
-            current.append(
-                min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (expected != got))
-            )
-        previous = current
-    return previous[-1] / max(len(reference), 1)
 
 
 def _headings(converted: Converted, levels: tuple[int, ...] = (1, 2)) -> list[tuple[int, str]]:

@@ -14,7 +14,7 @@ from shared.errors import PermanentError
 from shared.pipeline.convert import convert, detect_media_type
 from shared.pipeline.convert.ocr import installed_languages
 from shared.settings import Settings
-from tests.conftest import ROOT
+from tests.support.paths import ROOT
 
 REAL_PDFS = ROOT / "tests" / "real_pdfs"
 PDFS = sorted(REAL_PDFS.glob("*.pdf"))
