@@ -1,6 +1,6 @@
 """A citation points at the passage that matched: the section and page of the hit's best
 sentence, not the chunk's majority section or first page (issue 27 item 11). The real pipeline
-on the embedded default (`ingest run`, then `ingest search`), as test_retrieval_cli does."""
+on the embedded default (`ingest run`, then `ingest search`), as test_retrieval_cmds does."""
 
 from __future__ import annotations
 

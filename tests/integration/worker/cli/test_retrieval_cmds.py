@@ -25,7 +25,7 @@ runner = CliRunner()
 
 @pytest.fixture
 def embedded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """As in test_cli_embedded: SQLite and local Qdrant in tmp_path, hashing embedder."""
+    """As in test_embedded: SQLite and local Qdrant in tmp_path, hashing embedder."""
     for name in ("REDIS_URL", "OPENAI_API_KEY", "QDRANT_URL", "QDRANT_COLLECTION"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("DATABASE_URL", f"sqlite:///{tmp_path}/ingest.db")

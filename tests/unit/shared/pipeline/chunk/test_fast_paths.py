@@ -4,7 +4,7 @@ Container children (list items, quotes, admonitions) are parsed only when a line
 a kind the metadata reports; the tokens and counts of blocks, overlaps, chunk tails and
 final texts are read from one encode of the document (`doc_tokens`) at positions where
 cl100k_base's pieces cannot cross (`token_sums`). Our parser's own list parser and block
-search are compared with mistune's in `test_chunk_mistune_paths`.
+search are compared with mistune's in `test_mistune_paths`.
 """
 
 from __future__ import annotations
