@@ -31,10 +31,10 @@ import httpx
 import sqlalchemy as sa
 
 from shared.migrate import upgrade
-from tests.fakes.openai_server import FakeOpenAI
-from tests.private_services import chosen_services
-from tests.services import reserved_redis_database, temporary_postgres_database
-from tests.workers import celery_worker, wait_for
+from tests.support.fakes.openai_server import FakeOpenAI
+from tests.support.private_services import chosen_services
+from tests.support.services import reserved_redis_database, temporary_postgres_database
+from tests.support.workers import celery_worker, wait_for
 
 API_KEY = "bench-key-0123456789"
 

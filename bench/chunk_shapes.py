@@ -3,11 +3,12 @@
     uv run python bench/chunk_shapes.py                 # 100 KB, 1 MB, 4 MB (a few minutes)
     uv run python bench/chunk_shapes.py --sizes 20000 80000 --shapes table
 
-Each shape is made at each size by repeating a small unit (`tests/chunk_shapes.py`); the
+Each shape is made at each size by repeating a small unit (`tests/support/chunk_shapes.py`); the
 report gives the CPU time of this process (a busy neighbour on the machine counts less than in
 wall time) at each size and, per step, the time ratio against the size ratio: about equal is
 linear, a time ratio well above the size ratio is not. Single thread, after a warm-up. Not a
-test (the property test in tests/unit/test_chunk_linear.py guards the same shapes at small sizes).
+test (the property test in tests/unit/shared/pipeline/chunk/test_linear.py guards the same
+shapes at small sizes).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from shared.pipeline.chunk import chunk_markdown  # noqa: E402
-from tests.chunk_shapes import SHAPES  # noqa: E402
+from tests.support.chunk_shapes import SHAPES  # noqa: E402
 
 
 def timed(make: Callable[[int], str], size: int) -> tuple[float, int]:

@@ -1,6 +1,6 @@
 """Benchmark: embedding throughput against the OpenAI stand-in under a tokens-per-minute budget.
 
-The stand-in runs as its own process (`python -m tests.fakes.openai_server`) with 300 ms of
+The stand-in runs as its own process (`python -m tests.support.fakes.openai_server`) with 300 ms of
 latency per request and a budget of 1,000,000 tokens per minute, enforced like the API (a bucket
 that starts full). The shared corpus is chunked and repeated to at least 2,000,000 tokens. Worker
 threads, each with its own SDK client and Redis connection, take one document at a time and embed
@@ -121,7 +121,7 @@ def build_corpus(min_tokens: int) -> tuple[list[Document], int, str]:
 
 
 def start_stand_in(latency: float, tpm: int) -> tuple[subprocess.Popen[str], str]:
-    command = [sys.executable, "-m", "tests.fakes.openai_server", "--port", "0"]
+    command = [sys.executable, "-m", "tests.support.fakes.openai_server", "--port", "0"]
     command += ["--latency", str(latency), "--tpm", str(tpm)]
     process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, text=True)
     assert process.stdout is not None
@@ -233,7 +233,7 @@ def report(result: dict[str, object]) -> str:
         "## Embeddings",
         "",
         "`uv run --group dev python bench/embedding.py --write`: stand-in "
-        f"(`tests/fakes/openai_server.py`, "
+        f"(`tests/support/fakes/openai_server.py`, "
         f"its own process) with {float(r['latency']) * 1000:.0f} ms latency per request and a "  # type: ignore[arg-type]
         f"{budget:,.0f} tokens-per-minute budget enforced like the API (a bucket that starts "
         f"full); {r['workers']} worker threads, each with its own SDK client, one document per "

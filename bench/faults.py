@@ -42,10 +42,10 @@ from shared.migrate import upgrade  # noqa: E402
 from shared.models import Document, DocumentVersion  # noqa: E402
 from shared.settings import get_settings  # noqa: E402
 from shared.states import IN_FLIGHT, Status  # noqa: E402
-from tests.fakes.openai_server import FakeOpenAI  # noqa: E402
-from tests.private_services import PrivateValkey, chosen_services  # noqa: E402
-from tests.services import temporary_postgres_database  # noqa: E402
-from tests.workers import celery_worker, spawn, wait_for  # noqa: E402
+from tests.support.fakes.openai_server import FakeOpenAI  # noqa: E402
+from tests.support.private_services import PrivateValkey, chosen_services  # noqa: E402
+from tests.support.services import temporary_postgres_database  # noqa: E402
+from tests.support.workers import celery_worker, spawn, wait_for  # noqa: E402
 
 CORPUS = ROOT / "tests" / "corpus"
 #: Short clocks so that recovery shows within a minute (the defaults are 15-minute scale).

@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT))
 
 import sqlalchemy as sa  # noqa: E402
 
-from tests.services import temporary_postgres_database  # noqa: E402
+from tests.support.services import temporary_postgres_database  # noqa: E402
 
 
 def hostile_page(sections: int = 2000, front_matter_bytes: int = 63 * 1024) -> str:

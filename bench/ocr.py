@@ -2,7 +2,7 @@
 
     uv run --group dev python bench/ocr.py            # prints a Markdown table
 
-The scans are made from the project's own brochures as the tests make them (tests/scans.py:
+The scans are made from the project's own brochures as the tests make them (tests/support/scans.py:
 grey, turned by about half a degree, noisy, JPEG): the example brochure (2 pages) and the
 tests' canvas brochure (pages 1-3). Each is converted with `convert` as the `ocr` worker does
 (render with pdfium at the scan's resolution, Tesseract hOCR, the PDF layout rules), once with
@@ -24,9 +24,13 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("TIKTOKEN_CACHE_DIR", str(ROOT.parent / "shared" / "tiktoken-cache"))
 
 from shared.pipeline.convert import convert  # noqa: E402
-from tests import pdfs  # noqa: E402
-from tests.scans import scanned_pdf  # noqa: E402
-from tests.unit.test_convert_ocr import _first_pages, _plain, character_error_rate  # noqa: E402
+from tests.support import pdfs  # noqa: E402
+from tests.support.scans import (  # noqa: E402
+    _first_pages,
+    _plain,
+    character_error_rate,
+    scanned_pdf,
+)
 
 PDF = "application/pdf"
 EXAMPLE = ROOT / "examples" / "heupoperatie-brochure.pdf"

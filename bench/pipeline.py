@@ -50,10 +50,10 @@ from shared.pipeline.chunk import chunk_markdown  # noqa: E402
 from shared.pipeline.convert import convert, detect_media_type  # noqa: E402
 from shared.settings import get_settings  # noqa: E402
 from shared.tokens import count_tokens  # noqa: E402
-from tests.fakes.openai_server import FakeOpenAI  # noqa: E402
-from tests.private_services import chosen_services  # noqa: E402
-from tests.services import reserved_redis_database, temporary_postgres_database  # noqa: E402
-from tests.workers import celery_worker, wait_for  # noqa: E402
+from tests.support.fakes.openai_server import FakeOpenAI  # noqa: E402
+from tests.support.private_services import chosen_services  # noqa: E402
+from tests.support.services import reserved_redis_database, temporary_postgres_database  # noqa: E402
+from tests.support.workers import celery_worker, wait_for  # noqa: E402
 
 STAGES = [
     ("queue wait", "received_at", "converting_at"),

@@ -6,7 +6,8 @@
 The source distributions are downloaded once with pip into `.cache/pdf-sdists/` (git-ignored)
 and their PDFs extracted there; later runs reuse the cache. A benchmark, not a test: the tests
 download nothing, and convert a dozen of these PDFs kept in tests/real_pdfs/
-(tests/unit/test_convert_real_pdfs.py). The outcomes go to `.cache/pdf-sdists/outcomes.json`.
+(tests/unit/shared/pipeline/convert/test_real_pdfs.py). The outcomes go to
+`.cache/pdf-sdists/outcomes.json`.
 """
 
 from __future__ import annotations

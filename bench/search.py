@@ -50,10 +50,10 @@ from shared.retrieval.filters import SearchFilters
 from shared.retrieval.memory_index import build, corpus_files
 from shared.retrieval.search import SearchRequest, search
 from shared.settings import Settings
-from tests.fakes.openai_server import FakeOpenAI
-from tests.private_services import chosen_services
-from tests.services import temporary_postgres_database
-from tests.workers import wait_for
+from tests.support.fakes.openai_server import FakeOpenAI
+from tests.support.private_services import chosen_services
+from tests.support.services import temporary_postgres_database
+from tests.support.workers import wait_for
 
 API_KEY = "bench-key-0123456789"
 CORPUS = ROOT.parent / "shared" / "corpus"

@@ -7,14 +7,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-
-# The tests' own Markdown pages (origin and licence in its README); bench/ uses the larger corpus.
-CORPUS = ROOT / "tests" / "corpus"
-CORPUS_PAGES = sorted(p for p in CORPUS.rglob("*.md") if p.name != "README.md")
-
 # The API and web tests' fixtures (api_settings, client, anonymous, browser pages), loaded once.
-pytest_plugins = ["tests.e2e.api_support", "tests.e2e.web_support"]
+pytest_plugins = ["tests.support.api", "tests.support.web"]
 
 # ruff: noqa: E402
 from collections.abc import Iterator
@@ -22,8 +16,8 @@ from collections.abc import Iterator
 import pytest
 
 from shared.settings import get_settings
-from tests.private_services import Services
-from tests.services import (
+from tests.support.private_services import Services
+from tests.support.services import (
     empty_redis_database,
     reserved_redis_database,
     temporary_postgres_database,
@@ -31,6 +25,21 @@ from tests.services import (
 )
 
 SERVICES = Services()  # the servers this session uses; the summary says which
+
+# Markers by folder: the folder a test is in says what it needs, so no module marks itself.
+FOLDER_MARKERS = {"integration": "integration", "system": "system"}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """`integration` for everything under tests/integration, `system` under tests/system."""
+    tests = Path(__file__).resolve().parent
+    for item in items:
+        try:
+            folder = item.path.resolve().relative_to(tests).parts[0]
+        except ValueError:
+            continue
+        if folder in FOLDER_MARKERS:
+            item.add_marker(FOLDER_MARKERS[folder])
 
 
 @pytest.fixture(scope="session")
@@ -89,8 +98,8 @@ def pipeline(
 ) -> Iterator[object]:
     """Postgres, Redis, local Qdrant and the OpenAI stand-in, wired through the settings, for
     this process (which sends chains) and for the worker subprocesses it starts."""
-    from tests.fakes.openai_server import FakeOpenAI
-    from tests.pipeline import PipelineEnv
+    from tests.support.fakes.openai_server import FakeOpenAI
+    from tests.support.pipeline import PipelineEnv
     from worker.app import app, configure
 
     empty_redis_database(redis_url)  # no message an earlier test's worker left (an OCR redelivery)

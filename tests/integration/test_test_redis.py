@@ -8,9 +8,7 @@ import uuid
 import pytest
 import redis
 
-from tests.services import chosen_redis_database, make_url_redis, reserved_redis_database
-
-pytestmark = pytest.mark.integration
+from tests.support.services import chosen_redis_database, make_url_redis, reserved_redis_database
 
 
 def test_the_number_in_the_url_is_the_chosen_database() -> None:

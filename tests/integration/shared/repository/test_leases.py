@@ -6,16 +6,13 @@ from __future__ import annotations
 import uuid
 from datetime import timedelta
 
-import pytest
 import sqlalchemy as sa
 
 from shared import repository as repo
 from shared.db import transaction
 from shared.models import DocumentVersion, Event, utcnow
 from shared.states import Status
-from tests.versions import new_version
-
-pytestmark = pytest.mark.integration
+from tests.support.versions import new_version
 
 LEASE = timedelta(minutes=5)
 

@@ -15,9 +15,7 @@ from shared.pipeline.convert import OcrNeeded
 from shared.pipeline.steps.runner import Holding, Outcome
 from shared.settings import get_settings
 from shared.states import Status
-from tests.versions import new_version
-
-pytestmark = pytest.mark.integration
+from tests.support.versions import new_version
 
 LEASE = timedelta(minutes=5)
 

@@ -1,0 +1,86 @@
+"""Alembic: upgrade, downgrade to base, upgrade again, on an empty Postgres and on SQLite."""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+
+from shared.migrate import downgrade, upgrade
+from shared.models import Base
+from tests.support.services import temporary_postgres_database
+
+
+def tables(url: str) -> set[str]:
+    engine = sa.create_engine(url)
+    try:
+        return set(sa.inspect(engine).get_table_names()) - {"alembic_version"}
+    finally:
+        engine.dispose()
+
+
+def round_trip(url: str) -> None:
+    expected = set(Base.metadata.tables)
+    upgrade(url)
+    assert tables(url) == expected
+    downgrade(url, "base")
+    assert tables(url) == set()
+    upgrade(url)
+    assert tables(url) == expected
+
+
+def test_round_trip_on_an_empty_postgres_database(postgres_admin_url: str) -> None:
+    with temporary_postgres_database(postgres_admin_url) as url:
+        round_trip(url)
+
+
+def test_round_trip_on_sqlite(tmp_path) -> None:
+    round_trip(f"sqlite:///{tmp_path}/ingest.db")
+
+
+def test_an_upgrade_waits_while_another_holds_the_migration_lock(postgres_admin_url: str) -> None:
+    """Init containers of several pods run `ingest db upgrade` at once: one at a time."""
+    import os
+    import subprocess
+    import sys
+
+    from shared.migrate import MIGRATION_LOCK
+    from tests.support.paths import ROOT
+    from tests.support.workers import wait_for
+
+    with temporary_postgres_database(postgres_admin_url) as url:
+        engine = sa.create_engine(url)
+        holder = engine.connect()
+        holder.execute(sa.text("SELECT pg_advisory_lock(:key)"), {"key": MIGRATION_LOCK})
+        holder.commit()
+        process = subprocess.Popen(
+            [sys.executable, "-c", "from worker.cli.main import main; main()", "db", "upgrade"],
+            cwd=ROOT,
+            env={**os.environ, "DATABASE_URL": url},
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+
+        def waiting_on_the_lock() -> bool:
+            with engine.connect() as probe:
+                return bool(
+                    probe.scalar(
+                        sa.text(
+                            "SELECT count(*) FROM pg_stat_activity WHERE "
+                            "datname = current_database() AND wait_event = 'advisory'"
+                        )
+                    )
+                )
+
+        try:
+            wait_for(
+                lambda: process.poll() is not None or waiting_on_the_lock(),
+                timeout=60,
+                what="the upgrade to start",
+            )
+            assert process.poll() is None, "the upgrade ran while another held the lock"
+            assert tables(url) == set()
+        finally:
+            holder.execute(sa.text("SELECT pg_advisory_unlock(:key)"), {"key": MIGRATION_LOCK})
+            holder.close()
+            assert process.wait(timeout=60) == 0
+        assert tables(url) == set(Base.metadata.tables)
+        engine.dispose()

@@ -1,0 +1,159 @@
+"""`ingest search`, `ingest verify` and `ingest reindex` with sparse vectors, on the embedded
+default (SQLite, Celery in-process, local Qdrant, hashing embedder)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from qdrant_client import QdrantClient
+from qdrant_client import models as qm
+from typer.testing import CliRunner
+
+from shared.adapters.qdrant import collection_name
+from shared.pipeline import wiring
+from shared.settings import get_settings
+from tests.support.paths import ROOT
+from worker.app import app as celery_app
+from worker.app import configure
+from worker.cli.main import app
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def embedded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """As in test_embedded: SQLite and local Qdrant in tmp_path, hashing embedder."""
+    for name in ("REDIS_URL", "OPENAI_API_KEY", "QDRANT_URL", "QDRANT_COLLECTION"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("DATABASE_URL", f"sqlite:///{tmp_path}/ingest.db")
+    monkeypatch.setenv("QDRANT_PATH", str(tmp_path / "qdrant"))
+    monkeypatch.setenv("EMBEDDING_PROVIDER", "hashing")
+    get_settings.cache_clear()
+    yield tmp_path
+    get_settings.cache_clear()
+    configure(celery_app, get_settings())
+
+
+def search_json(*args: str) -> dict:
+    result = runner.invoke(app, ["search", *args, "--json"])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def test_search_shows_citations_and_the_passage_that_matched(embedded: Path) -> None:
+    run = ["run", str(ROOT / "examples"), "--id-prefix", "examples/"]
+    assert runner.invoke(app, run).exit_code == 0
+    result = runner.invoke(app, ["search", "acenocoumarol apixaban clopidogrel"])
+    assert result.exit_code == 0, result.output
+    # cited where the passage lies (### Medicijnen), not the chunk's majority (Voorbereiding)
+    assert "[Knieoperatie (totale knieprothese): Medicijnen](https://" in result.stdout
+    assert "Gebruikt u bloedverdunners, zoals acenocoumarol" in result.stdout
+
+    body = search_json("acenocoumarol", "--top-k", "3")
+    assert len(body["hits"]) == 3 and body["hybrid"]
+    for hit in body["hits"]:
+        # never the overlap taken from before (wrapped lines are joined in the passage)
+        assert " ".join(hit["passage"].split()) in " ".join(hit["new_text"].split())
+    overlapping = [h for h in body["hits"] if h["new_text"] != h["text"]]
+    assert overlapping, "the examples have chunks with overlap"
+    pdf = search_json("heupoperatie", "--filter", "document_ids=examples/heupoperatie-brochure.pdf")
+    assert pdf["hits"] and all(h["page_start"] for h in pdf["hits"])
+    assert all(h["external_id"].endswith(".pdf") for h in pdf["hits"])
+    refused = runner.invoke(app, ["search", "x", "--filter", "colour=red"])
+    assert refused.exit_code == 2 and "unknown filter colour" in refused.output
+
+
+def test_verify_fails_on_a_point_without_a_sparse_vector(embedded: Path) -> None:
+    assert runner.invoke(app, ["run", str(ROOT / "examples")]).exit_code == 0
+    assert runner.invoke(app, ["verify"]).exit_code == 0
+    settings = get_settings()
+    index = wiring.index_for(settings, wiring.embedder(settings))
+    point = index.client.retrieve(
+        index.collection,
+        [str(next(iter(index.all_point_ids())))],
+        with_vectors=True,
+        with_payload=True,
+    )[0]
+    index.client.upsert(  # the same point again, dense vector only
+        index.collection,
+        [
+            qm.PointStruct(
+                id=point.id, vector={"dense": point.vector["dense"]}, payload=point.payload
+            )
+        ],
+        wait=True,
+    )
+    result = runner.invoke(app, ["verify"])
+    assert result.exit_code == 1
+    assert "points without a sparse vector: 1" in result.output
+
+
+def test_a_collection_of_before_gets_sparse_vectors_by_reindex(embedded: Path) -> None:
+    settings = get_settings()
+    embedder = wiring.embedder(settings)
+    name = collection_name(embedder.model, embedder.dimensions)
+    old = QdrantClient(path=settings.qdrant_path)  # as created before hybrid search
+    old.create_collection(
+        name, vectors_config=qm.VectorParams(size=embedder.dimensions, distance=qm.Distance.COSINE)
+    )
+    old.close()
+
+    assert runner.invoke(app, ["run", str(ROOT / "examples")]).exit_code == 0
+    result = runner.invoke(app, ["verify"])
+    assert result.exit_code == 1 and "no sparse vectors" in result.output
+    before = search_json("acenocoumarol")
+    assert before["hybrid"] is False and "ingest reindex" in before["notes"][0]
+    assert before["hits"]  # dense search still works on the old layout
+
+    # --reuse-vectors reads the old layout's unnamed vectors instead of embedding again
+    rebuilt = runner.invoke(app, ["reindex", "--collection", "chunks_hybrid", "--reuse-vectors"])
+    assert rebuilt.exit_code == 0, rebuilt.output
+    assert "chunks, 0 tokens)" in " ".join(rebuilt.stdout.split())  # nothing embedded again
+    after = wiring.index_for(settings, embedder)
+    assert after.collection == "chunks_hybrid" and after.has_sparse
+    assert after.missing_sparse() == 0 and after.count() > 0
+    assert runner.invoke(app, ["verify"]).exit_code == 0
+    assert search_json("acenocoumarol")["hybrid"] is True
+
+
+def eval_json(*args: str) -> dict:
+    result = runner.invoke(app, ["eval", *args, "--json"])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def test_eval_on_the_live_index_and_on_a_throwaway_one(embedded: Path) -> None:
+    questions = str(ROOT / "examples" / "questions.jsonl")
+    corpus = str(ROOT / "examples")
+    in_memory = eval_json(questions, "--corpus", corpus)
+    assert in_memory["questions"] == 22
+    assert in_memory["recall_at_1"] <= in_memory["recall_at_5"] <= in_memory["recall_at_10"]
+    assert in_memory["recall_at_10"] >= 0.9 and 0 < in_memory["mrr"] <= 1
+    assert all(miss["best_chunk"] for miss in in_memory["misses"])
+    # The previews of most answering hits show an answer sentence (16 of 22 when measured).
+    assert 0.6 <= in_memory["passage_shows_answer"] <= 1
+
+    small = eval_json(
+        questions,
+        "--corpus",
+        corpus,
+        "--set",
+        "CHUNK_TARGET_TOKENS=60",
+        "--set",
+        "CHUNK_MAX_TOKENS=90",
+        "--set",
+        "CHUNK_OVERLAP_TOKENS=10",
+        "--budget",
+        "200",
+    )
+    assert small["mean_context_tokens"] < in_memory["mean_context_tokens"]
+    assert small["budget"] == 200
+
+    assert runner.invoke(app, ["run", corpus]).exit_code == 0
+    live = eval_json(questions)  # the live index: same documents, same settings
+    assert live["recall_at_10"] == in_memory["recall_at_10"]
+    table = runner.invoke(app, ["eval", questions])
+    assert table.exit_code == 0 and "recall@5" in table.stdout

@@ -1,0 +1,110 @@
+"""The web page's "Probeer een vraag" box in Chromium: hits with citations and highlights,
+in Dutch and, after the switch, in English; a key without the search scope told so in words."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from api.app import create_app
+from shared.settings import Settings
+from tests.support.api import EDITOR_KEY, use_settings
+from tests.support.retrieval import fill_index
+from tests.support.web import ServedApp, screenshot, sign_in
+
+UPLOAD_KEY = "uploader-key-0123456789"
+SEARCH_KEY = "chatbot-key-0123456789"
+
+
+@pytest.fixture
+def served(
+    api_settings: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[str]:
+    settings = use_settings(
+        monkeypatch,
+        API_KEYS=f"editors:{EDITOR_KEY},uploads:{UPLOAD_KEY}:upload,read,chatbot:{SEARCH_KEY}:search",
+        QDRANT_PATH=str(tmp_path / "qdrant"),
+        EMBEDDING_PROVIDER="hashing",
+        HASHING_DIMENSIONS="256",
+    )
+    fill_index(settings)
+    with ServedApp(create_app(settings)) as base_url:
+        yield base_url
+
+
+def aanmelden(page: Page, base_url: str, key: str) -> None:
+    """Sign in on the Dutch page and open the Documents view, where the box is."""
+    page.goto(base_url + "/")
+    page.get_by_label("API-sleutel").fill(key)
+    page.get_by_role("button", name="Aanmelden").click()
+    expect(page.get_by_role("heading", name="Documenten uploaden", level=1)).to_be_focused()
+    page.goto(base_url + "/#/documents")
+
+
+def test_the_box_in_dutch_then_in_english(dutch_page: Page, served: str) -> None:
+    page = dutch_page
+    aanmelden(page, served, EDITOR_KEY)
+    box = page.get_by_role("region", name="Probeer een vraag")
+    expect(box.get_by_role("heading", name="Probeer een vraag", level=2)).to_be_visible()
+    expect(box).to_contain_text("Stel een vraag zoals een patiënt die zou stellen.")
+    form = box.get_by_role("search", name="Probeer een vraag")
+    question = form.get_by_role("searchbox", name="Vraag van een patiënt")
+    expect(question).to_have_attribute("placeholder", re.compile("^Bijvoorbeeld: "))
+    question.fill("Wanneer stop ik met acenocoumarol?")
+    form.get_by_role("button", name="Zoeken", exact=True).click()
+
+    hits = box.get_by_role("list", name="Gevonden passages").get_by_role("listitem")
+    expect(hits).to_have_count(3)
+    expect(page.locator("#ask-message")).to_contain_text("3 passages gevonden in ")
+    link = box.get_by_role("link", name="Knieoperatie: Voorbereiding")
+    expect(link).to_have_attribute("href", "https://zkh.example/knie#voorbereiding")
+    expect(hits.locator("mark", has_text="acenocoumarol").first).to_be_visible()
+    expect(hits.first).to_contain_text("nr. 1 op relevantie")
+    expect(hits.first.locator("summary")).to_have_text("Hele passage tonen")
+    hits.first.locator("summary").click()
+    box.scroll_into_view_if_needed()
+    screenshot(page, "ask")  # the README shows it
+
+    # The switch: the box's own words and the answer on screen follow, the hits stay.
+    page.get_by_role("button", name="English").click()
+    box = page.get_by_role("region", name="Try a question")
+    expect(box.get_by_role("heading", name="Try a question", level=2)).to_be_visible()
+    expect(box).to_contain_text("Ask a question the way a patient would.")
+    form = box.get_by_role("search", name="Try a question")
+    question = form.get_by_role("searchbox", name="A patient's question")
+    expect(question).to_have_value("Wanneer stop ik met acenocoumarol?")
+    expect(question).to_have_attribute("placeholder", re.compile("^For example: "))
+    expect(form.get_by_role("button", name="Search", exact=True)).to_be_visible()
+    hits = box.get_by_role("list", name="Passages found").get_by_role("listitem")
+    expect(hits).to_have_count(3)
+    expect(page.locator("#ask-message")).to_contain_text("3 passages found in ")
+    expect(hits.first).to_contain_text("no. 1 by relevance")
+    expect(hits.first.locator("summary")).to_have_text("Show the whole passage")
+    expect(hits.first.locator("details")).to_have_attribute("open", "")
+    expect(hits.locator("mark", has_text="acenocoumarol").first).to_be_visible()
+    expect(box).not_to_contain_text("gevonden")
+
+
+def test_a_key_without_the_search_scope_is_told_in_words(page: Page, served: str) -> None:
+    sign_in(page, served, UPLOAD_KEY)
+    page.goto(served + "/#/documents")
+    page.get_by_role("searchbox", name="A patient's question").fill("When may I visit?")
+    page.get_by_role("button", name="Search", exact=True).click()
+    expect(page.locator("#ask-message")).to_contain_text("This API key may not search.")
+    expect(page.locator("#ask-hits li")).to_have_count(0)
+    page.get_by_role("button", name="Nederlands").click()
+    expect(page.locator("#ask-message")).to_contain_text("Deze API-sleutel mag niet zoeken.")
+
+
+def test_a_key_without_the_read_scope_is_told_in_dutch(dutch_page: Page, served: str) -> None:
+    """The chatbot's search-only key may not read the documents: signing in
+    with it on the editors' page says why, in Dutch."""
+    page = dutch_page
+    page.goto(served + "/")
+    page.get_by_label("API-sleutel").fill(SEARCH_KEY)
+    page.get_by_role("button", name="Aanmelden").click()
+    expect(page.locator("#signin-message")).to_contain_text("de bevoegdheid 'read' ontbreekt")
