@@ -49,7 +49,8 @@ def backlog(stage: Status) -> int:
     queues = [ROUTES[STAGE_TASKS[stage].name]["queue"]]
     if stage is Status.CONVERTING:  # scans that convert handed to `ocr` wait there
         queues.append(ROUTES[tasks.ocr.name]["queue"])
-    client = redis.Redis.from_url(settings.redis_url)  # type: ignore[arg-type]
+    assert settings.redis_url is not None  # not eager: a broker is configured
+    client = redis.Redis.from_url(settings.redis_url)
     try:
         return sum(int(client.llen(queue)) for queue in queues)
     finally:

@@ -101,9 +101,10 @@ def short_path(headings: Sequence[str]) -> list[str]:
 def page_marks(converted: Converted, char_start: int, char_end: int) -> list[list[int]] | None:
     """`[offset, page]` for each page the chunk's own text is on, offsets from `char_start`:
     the citation names the page of the sentence that matched (`retrieval.anchor`)."""
-    if not converted.page_starts:
+    pages = converted.pages_for(char_start, char_start + 1)
+    if pages is None:  # no page map (not a PDF)
         return None
-    marks = [[0, converted.pages_for(char_start, char_start + 1)[0]]]  # type: ignore[index]
+    marks = [[0, pages[0]]]
     marks += [[o - char_start, p] for o, p in converted.page_starts if char_start < o < char_end]
     return marks
 

@@ -99,7 +99,7 @@ class Registered:
 
 
 def dialect_insert(session: Session) -> Any:
-    return pg_insert if session.bind.dialect.name == "postgresql" else sqlite_insert  # type: ignore[union-attr]
+    return pg_insert if session.get_bind().dialect.name == "postgresql" else sqlite_insert
 
 
 def lock_document(session: Session, source: str, external_id: str) -> Document:
