@@ -185,3 +185,23 @@ def test_hide_refusals_are_problem_details(editors: TestClient, settings: Settin
     ) as readers:
         assert_problem(readers.post(f"/v1/documents/{document_id}/hide"), 403)
     assert editors.get(f"/v1/documents/{document_id}").json()["hidden"] is False
+
+
+def test_ingest_status_shows_what_is_hidden(editors: TestClient) -> None:
+    from typer.testing import CliRunner
+
+    from worker.cli.main import app
+
+    document_id = ingest(editors, SECTIONS)
+    runner = CliRunner()
+    assert "hidden from search" not in runner.invoke(app, ["status"]).stdout
+    editors.post(f"/v1/documents/{document_id}/chunks/0/hide")
+    editors.post(f"/v1/documents/{document_id}/hide", json={"reason": "verouderd"})
+
+    overview = runner.invoke(app, ["status"])
+    assert overview.exit_code == 0, overview.output
+    assert "hidden from search: 1 document(s), 1 single chunk(s)" in overview.stdout
+    one = runner.invoke(app, ["status", document_id])
+    assert one.exit_code == 0, one.output
+    assert "by editors: verouderd" in one.stdout
+    assert "chunk_hidden" in one.stdout and "hidden" in one.stdout
