@@ -205,3 +205,32 @@ def test_ingest_status_shows_what_is_hidden(editors: TestClient) -> None:
     assert one.exit_code == 0, one.output
     assert "by editors: verouderd" in one.stdout
     assert "chunk_hidden" in one.stdout and "hidden" in one.stdout
+
+
+@pytest.mark.filterwarnings("ignore:Failed to obtain server version:UserWarning")
+def test_a_hide_holds_when_the_index_cannot_be_reached(
+    editors: TestClient, settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    document_id = ingest(editors, SECTIONS)
+    medicines = chunk_index(editors, document_id, "acenocoumarol")
+    point_id = editors.get(f"/v1/documents/{document_id}/chunks").json()["items"][medicines][
+        "point_id"
+    ]
+    # A Qdrant server nobody listens on: the record changes, the payload cannot.
+    away = use_settings(monkeypatch, QDRANT_URL="http://127.0.0.1:9")
+    with TestClient(
+        create_app(away), headers={"Authorization": f"Bearer {EDITOR_KEY}"}
+    ) as unreachable:
+        response = unreachable.post(f"/v1/documents/{document_id}/chunks/{medicines}/hide")
+    assert response.status_code == 200, response.text
+    assert response.json()["index_updated"] is False
+
+    monkeypatch.delenv("QDRANT_URL")
+    back = use_settings(monkeypatch)
+    assert hidden_field(back, point_id) is False  # the index did not hear of it...
+    with TestClient(create_app(back), headers={"Authorization": f"Bearer {EDITOR_KEY}"}) as client:
+        hits = found(client, "acenocoumarol knieoperatie krukken")
+        assert texts_with(hits, "acenocoumarol") == 0  # ...search leaves it out by the record
+        assert texts_with(hits, "krukken") == 1
+        ingest(client, {**SECTIONS, "Nazorg": "Fiets elke dag een stukje."})
+    assert hidden_field(back, point_id) is True  # the next version's upsert wrote it
