@@ -1,5 +1,6 @@
 """`/v1/documents`: upload, list, look at one (versions, error, events), its chunks, delete,
-re-ingest. Thin: validate, call `shared.ingest` / `shared.repository`, answer."""
+re-ingest, hide from search and show again (the document or one chunk). Thin: validate, call
+`shared.ingest` / `shared.hiding` / `shared.repository`, answer."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 // One document: facts, the error in plain words, versions, history (who uploaded, each stage
-// with its time) and its chunks as they are indexed; re-ingest, and delete after a confirmation.
+// with its time) and its chunks as they are indexed; re-ingest, and delete after a confirmation;
+// hide the document or one chunk from the chatbot with a typed reason, and show it again.
 "use strict";
 
 const DocumentView = (() => {
