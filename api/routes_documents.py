@@ -1,5 +1,6 @@
 """`/v1/documents`: upload, list, look at one (versions, error, events), its chunks, delete,
-re-ingest. Thin: validate, call `shared.ingest` / `shared.repository`, answer."""
+re-ingest, hide from search and show again (the document or one chunk). Thin: validate, call
+`shared.ingest` / `shared.hiding` / `shared.repository`, answer."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import uuid
 from datetime import datetime
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, File, Form, Query, Request, UploadFile
+from fastapi import APIRouter, Body, Depends, File, Form, Path, Query, Request, UploadFile
 from fastapi.responses import JSONResponse
 from pydantic import BeforeValidator
 
@@ -24,6 +25,7 @@ from api.schemas import (
     DocumentStatus,
     DocumentSummary,
     EventOut,
+    HideBody,
     OcrOut,
     PreviousVersion,
     Removed,
@@ -32,12 +34,13 @@ from api.schemas import (
     UploadAccepted,
     VersionError,
     VersionOut,
+    Visibility,
 )
 from api.uploads import check_text_upload, read_upload, safe_filename
-from shared import documents, ingest
+from shared import documents, hiding, ingest
 from shared import repository as repo
 from shared.db import transaction
-from shared.models import Document, DocumentVersion
+from shared.models import Document, DocumentVersion, HiddenChunk
 from shared.pipeline.convert.confidence import low_confidence_warning
 from shared.tags import TagError, clean_tags
 from shared.text_checks import FieldError, check_text, load_json
@@ -308,6 +311,7 @@ def _summary(
         "chunk_count": totals.chunk_count,
         "token_count": totals.token_count,
         "tokens_spent": totals.tokens_spent,
+        "hidden": document.hidden_at is not None,
     }
 
 
@@ -399,6 +403,13 @@ def get_document(document_id: uuid.UUID, caller: Caller) -> DocumentDetail:
             error=error,
             versions=[_version_out(v) for v in versions],
             events=[EventOut.model_validate(e) for e in history],
+            hidden_at=document.hidden_at,
+            hidden_by=document.hidden_by,
+            hidden_reason=document.hidden_reason,
+            hidden_chunks=len(
+                set(repo.hidden_chunks_of(session, document_id))
+                & set(repo.current_point_ids_of(session, document_id))
+            ),
         )
 
 
@@ -440,6 +451,8 @@ def get_chunks(
             if version_id
             else ([], 0)
         )
+        hidden = repo.hidden_chunks_of(session, document_id)
+        document_hidden = found[0].hidden_at is not None
         items = [
             ChunkOut.model_validate(chunk).model_copy(
                 update={
@@ -448,6 +461,7 @@ def get_chunks(
                         for key in ("overlap_tokens", "new_text_offset")
                     },
                     "ocr_confidence": (chunk.extra or {}).get("ocr_confidence"),
+                    **_chunk_hidden(hidden.get(chunk.point_id), document_hidden),
                 }
             )
             for chunk in chunks
@@ -460,6 +474,139 @@ def get_chunks(
         limit=limit,
         offset=offset,
     )
+
+
+def _chunk_hidden(row: HiddenChunk | None, document_hidden: bool) -> dict[str, Any]:
+    return {
+        "hidden": row is not None or document_hidden,
+        "hidden_by": row.hidden_by if row else None,
+        "hidden_reason": row.reason if row else None,
+    }
+
+
+#: Hiding takes passages out of the chatbot's answers, as deleting does: the same scope.
+Hider = Annotated[str, Depends(require_scope("delete"))]
+HIDE_PROBLEMS: dict[int | str, dict[str, Any]] = {
+    **PROBLEMS,
+    **SCOPE_REFUSED,
+    400: {"description": "The body is not JSON."},
+    404: {"description": "No such document (or deleted), or no such chunk in its indexed version."},
+}
+
+
+def _reason(body: HideBody | None) -> str | None:
+    if body is None or body.reason is None:
+        return None
+    try:
+        reason = check_text(body.reason, "reason")
+    except FieldError as exc:
+        raise ApiProblem(422, str(exc), code="invalid_field") from None
+    return (reason or "").strip() or None
+
+
+def _document_visibility(
+    request: Request, document_id: uuid.UUID, hidden: bool, caller: str, body: HideBody | None
+) -> Visibility:
+    done = hiding.set_document_hidden(
+        document_id, hidden, caller, _reason(body), request.app.state.settings
+    )
+    if done is None:
+        raise ApiProblem(404, "No document with this id.")
+    return Visibility(document_id=document_id, hidden=hidden, index_updated=done.index_updated)
+
+
+def _chunk_visibility(
+    request: Request,
+    document_id: uuid.UUID,
+    chunk: str,
+    hidden: bool,
+    caller: str,
+    body: HideBody | None,
+) -> Visibility:
+    try:
+        done = hiding.set_chunk_hidden(
+            document_id, chunk, hidden, caller, _reason(body), request.app.state.settings
+        )
+    except hiding.NoSuchChunk:
+        raise ApiProblem(
+            404, f"The document's indexed version has no chunk {chunk!r} (an index or point id)."
+        ) from None
+    if done is None or done.chunk is None:
+        raise ApiProblem(404, "No document with this id.")
+    return Visibility(
+        document_id=document_id,
+        hidden=hidden,
+        chunk_index=done.chunk.index,
+        point_id=done.chunk.point_id,
+        index_updated=done.index_updated,
+    )
+
+
+ChunkRef = Annotated[
+    str,
+    Path(
+        max_length=64,
+        pattern=r"^[0-9A-Fa-f-]+$",
+        description="The chunk's index in the indexed version (`0`, `1`, ...) or its point id.",
+    ),
+]
+OptionalHideBody = Annotated[HideBody | None, Body()]
+
+
+@router.post(
+    "/{document_id}/hide",
+    summary="Hide the document from search (kept across new versions), with a reason",
+    response_model=Visibility,
+    responses=HIDE_PROBLEMS,
+)
+def hide_document(
+    request: Request, document_id: uuid.UUID, caller: Hider, body: OptionalHideBody = None
+) -> Visibility:
+    return _document_visibility(request, document_id, True, caller, body)
+
+
+@router.post(
+    "/{document_id}/show",
+    summary="Show a hidden document in search again",
+    response_model=Visibility,
+    responses=HIDE_PROBLEMS,
+)
+def show_document(
+    request: Request, document_id: uuid.UUID, caller: Hider, body: OptionalHideBody = None
+) -> Visibility:
+    return _document_visibility(request, document_id, False, caller, body)
+
+
+@router.post(
+    "/{document_id}/chunks/{chunk}/hide",
+    summary="Hide one chunk from search (kept in new versions while its text is unchanged)",
+    response_model=Visibility,
+    responses=HIDE_PROBLEMS,
+)
+def hide_chunk(
+    request: Request,
+    document_id: uuid.UUID,
+    chunk: ChunkRef,
+    caller: Hider,
+    body: OptionalHideBody = None,
+) -> Visibility:
+    return _chunk_visibility(request, document_id, chunk, True, caller, body)
+
+
+@router.post(
+    "/{document_id}/chunks/{chunk}/show",
+    summary="Show a hidden chunk in search again",
+    response_model=Visibility,
+    responses=HIDE_PROBLEMS,
+)
+def show_chunk(
+    request: Request,
+    document_id: uuid.UUID,
+    chunk: ChunkRef,
+    caller: Hider,
+    body: OptionalHideBody = None,
+) -> Visibility:
+    return _chunk_visibility(request, document_id, chunk, False, caller, body)
 
 
 @router.delete(

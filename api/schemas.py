@@ -130,6 +130,9 @@ class DocumentSummary(BaseModel):
         default=0, description="Tokens (cl100k_base) of the indexed version's chunks together."
     )
     tokens_spent: int = Field(default=0, description="Embedding tokens paid for, all versions.")
+    hidden: bool = Field(
+        default=False, description="Hidden from search by an editor (`POST .../hide`)."
+    )
 
 
 class DocumentList(BaseModel):
@@ -162,6 +165,12 @@ class DocumentDetail(DocumentSummary):
     )
     versions: list[VersionOut]
     events: list[EventOut]
+    hidden_at: datetime | None = None
+    hidden_by: str | None = Field(default=None, description="The API key that hid it.")
+    hidden_reason: str | None = None
+    hidden_chunks: int = Field(
+        default=0, description="Chunks of the indexed version hidden one by one."
+    )
 
 
 class SectionOut(BaseModel):
@@ -197,6 +206,13 @@ class ChunkOut(BaseModel):
         default=None,
         description="Text read from a scan: the mean confidence (0-100) of its words.",
     )
+    hidden: bool = Field(
+        default=False,
+        description="Left out of search: hidden itself (kept while its text is unchanged) or "
+        "its document is.",
+    )
+    hidden_by: str | None = Field(default=None, description="Who hid this chunk itself.")
+    hidden_reason: str | None = None
 
 
 class ChunkList(BaseModel):
@@ -206,6 +222,27 @@ class ChunkList(BaseModel):
     total: int
     limit: int
     offset: int
+
+
+class HideBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    reason: str | None = Field(
+        default=None, max_length=1000, description="Why, as the document's history shows it."
+    )
+
+
+class Visibility(BaseModel):
+    """What a hide or show did."""
+
+    document_id: uuid.UUID
+    hidden: bool
+    chunk_index: int | None = Field(default=None, description="The chunk, for a chunk's hide.")
+    point_id: uuid.UUID | None = None
+    index_updated: bool = Field(
+        description="Whether the index's `hidden` field was set now; when false, search "
+        "still leaves out what is hidden, and the index follows with the next version."
+    )
 
 
 class Removed(BaseModel):

@@ -77,6 +77,10 @@ class Document(Base):
     deleted_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     # Set once a deleted document's points are gone from Qdrant (the reaper retries until then).
     purged_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    # Hidden from search by an editor (NULL: shown); kept across new versions.
+    hidden_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    hidden_by: Mapped[str | None] = mapped_column(sa.String(200))
+    hidden_reason: Mapped[str | None] = mapped_column(sa.Text)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow, index=True)
 
@@ -194,6 +198,21 @@ class Event(Base):
     to_status: Mapped[str] = mapped_column(StatusType)
     actor: Mapped[str | None] = mapped_column(sa.String(200))
     detail: Mapped[str | None] = mapped_column(sa.Text)
+    at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class HiddenChunk(Base):
+    """One chunk hidden from search, by its point id: the id is made from the chunk's text
+    (`indexing.point_id`), so it stays hidden in new versions while that text is unchanged."""
+
+    __tablename__ = "hidden_chunks"
+
+    document_id: Mapped[uuid.UUID] = mapped_column(
+        sa.Uuid, sa.ForeignKey("documents.id", ondelete="CASCADE"), primary_key=True
+    )
+    point_id: Mapped[uuid.UUID] = mapped_column(sa.Uuid, primary_key=True)
+    hidden_by: Mapped[str | None] = mapped_column(sa.String(200))
+    reason: Mapped[str | None] = mapped_column(sa.Text)
     at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
 

@@ -1,5 +1,6 @@
 // One document: facts, the error in plain words, versions, history (who uploaded, each stage
-// with its time) and its chunks as they are indexed; re-ingest, and delete after a confirmation.
+// with its time) and its chunks as they are indexed; re-ingest, and delete after a confirmation;
+// hide the document or one chunk from the chatbot with a typed reason, and show it again.
 "use strict";
 
 const DocumentView = (() => {
@@ -38,7 +39,21 @@ const DocumentView = (() => {
       ...fact(t("fact.tokens"), t("fact.tokensText",
         { inChunks: number(d.token_count), spent: number(d.tokens_spent) })),
       ...fact(t("fact.changed"), time(d.updated_at, { withAgo: true })),
+      ...fact(t("hide.fact"), ...visibility(d)),
     );
+  }
+
+  // Hidden from the chatbot: a badge, who and why; else visible (and chunks hidden apart).
+  function visibility(d) {
+    const apart = d.hidden_chunks
+      ? el("span", { class: "block muted" }, t("hide.chunksHidden", { count: d.hidden_chunks })) : null;
+    if (!d.hidden) return [t("hide.visible"), apart];
+    return [
+      badge("hidden"), " ",
+      el("span", { class: "muted" }, t("hide.hiddenBy", { who: d.hidden_by || "?" })),
+      d.hidden_reason ? el("span", { class: "block hidden-reason" }, d.hidden_reason) : null,
+      apart,
+    ];
   }
 
   function renderError(d) {
@@ -144,13 +159,21 @@ const DocumentView = (() => {
     return t("history.by", { who: e.actor });
   }
 
+  // "chunk 2: reason" (the API's 0-based index) -> "stuk 3: reason", as the chunks are titled.
+  function chunkDetail(e) {
+    const match = /^chunk (\d+)(?:: ([\s\S]*))?$/.exec(e.detail || "");
+    if (!e.to_status.startsWith("chunk_") || !match) return e.detail;
+    const which = t("history.chunk", { number: Number(match[1]) + 1 });
+    return match[2] ? `${which}: ${match[2]}` : which;
+  }
+
   function renderHistory(d) {
     const numbers = new Map(d.versions.map((v) => [v.id, v.number]));
     const previous = new Map(); // version id -> time of its previous event
     const items = d.events.map((e) => {
       const since = previous.get(e.version_id);
       previous.set(e.version_id, e.at);
-      const { code, words } = splitDetail(e.detail);
+      const { code, words } = splitDetail(chunkDetail(e));
       const who = actorWords(e);
       return el("li", { "data-status": e.to_status },
         el("span", { class: "history-time" }, time(e.at)),
@@ -194,6 +217,23 @@ const DocumentView = (() => {
     ];
   }
 
+  // Hide one chunk (with a reason), or show it again if it is hidden itself (not only
+  // because the whole document is).
+  function chunkButton(c) {
+    const own = c.hidden && c.hidden_by !== null;
+    const button = el("button", { type: "button", class: "link-button chunk-hide",
+      "data-action": own ? "show" : "hide" }, own ? t("hide.show") : t("hide.chunk"));
+    button.setAttribute("aria-label",
+      t(own ? "hide.showChunkLabel" : "hide.chunkLabel", { number: c.index + 1 }));
+    button.disabled = detail !== null && detail.status === "deleted";
+    button.addEventListener("click", () => {
+      if (own) setVisibility(`/v1/documents/${documentId}/chunks/${c.index}/show`, false);
+      else askReason(`/v1/documents/${documentId}/chunks/${c.index}/hide`,
+        t("hide.titleChunk", { number: c.index + 1 }), button);
+    });
+    return button;
+  }
+
   function renderChunks(answer) {
     const items = answer.items.map((c) => el("article", { class: "chunk", "data-index": c.index,
       "aria-labelledby": `chunk-${c.index}` },
@@ -203,7 +243,10 @@ const DocumentView = (() => {
         [t("chunks.tokens", { count: number(c.token_count) }), c.kinds.join(", "),
           c.ocr_confidence == null ? null : t("chunks.ocr", { confidence: Math.round(c.ocr_confidence) })]
           .filter(Boolean).join(" \u00b7 "),
-        pages(c) ? el("span", { class: "chunk-pages", title: t("chunks.pagesHint") }, ` \u00b7 ${pages(c)}`) : null)),
+        pages(c) ? el("span", { class: "chunk-pages", title: t("chunks.pagesHint") }, ` \u00b7 ${pages(c)}`) : null),
+      c.hidden ? badge("hidden") : null,
+      c.hidden_reason ? el("span", { class: "muted hidden-reason" }, ` ${c.hidden_reason}`) : null,
+      chunkButton(c)),
     el("p", { class: "heading-path" },
       el("span", { class: "visually-hidden" }, t("chunks.headingPath")),
       c.headings.length ? c.headings.join(" \u203a ") : t("chunks.beforeHeading")),
@@ -232,7 +275,11 @@ const DocumentView = (() => {
     $("reingest-button").hidden = detail.status === "failed" && Boolean(detail.error)
       && FILE_MUST_CHANGE.has(detail.error.code);
     $("delete-button").disabled = deleted;
-    const key = `${I18n.lang}:${detail.current_version_id}:${detail.chunk_count}`;
+    $("hide-button").disabled = deleted;
+    $("hide-button").textContent = detail.hidden ? t("hide.show") : t("hide.document");
+    $("hide-button").dataset.action = detail.hidden ? "show" : "hide";
+    const key = `${I18n.lang}:${detail.current_version_id}:${detail.chunk_count}:`
+      + `${detail.hidden}:${detail.hidden_chunks}`;
     if (shownChunksOf !== key) {
       renderChunks(await Api.call("GET", `/v1/documents/${documentId}/chunks`, { params: { limit: 1000 } }));
       shownChunksOf = key;
@@ -267,9 +314,47 @@ const DocumentView = (() => {
     }
   }
 
+  let hidePath = null; // what the open reason dialog hides
+  let hideOpener = null;
+  let onUnauthorized = () => {};
+
+  function askReason(path, title, opener) {
+    hidePath = path;
+    hideOpener = opener;
+    const dialog = $("hide-dialog");
+    $("hide-title").textContent = title;
+    $("hide-reason").value = "";
+    dialog.returnValue = "";
+    dialog.showModal();
+    $("hide-reason").focus();
+  }
+
+  function setVisibility(path, hidden, reason) {
+    return act(async () => {
+      const answer = await Api.send("POST", path, reason ? { reason } : {});
+      shownChunksOf = null;
+      requestRefresh();
+      return answer;
+    }, t(hidden ? "hide.done" : "hide.shownDone")).catch(onUnauthorized);
+  }
+
   function init(options) {
     navigate = options.navigate;
     requestRefresh = options.requestRefresh;
+    onUnauthorized = options.onUnauthorized;
+    $("hide-button").addEventListener("click", () => {
+      if (detail && detail.hidden) setVisibility(`/v1/documents/${documentId}/show`, false);
+      else askReason(`/v1/documents/${documentId}/hide`, t("hide.title"), $("hide-button"));
+    });
+    $("hide-dialog").addEventListener("close", () => {
+      const dialog = $("hide-dialog");
+      const opener = hideOpener;
+      if (dialog.returnValue !== "hide" || !hidePath) {
+        if (opener) opener.focus();
+        return;
+      }
+      setVisibility(hidePath, true, $("hide-reason").value.trim());
+    });
     const dialog = $("confirm-delete");
     $("reingest-button").addEventListener("click", () => act(async () => {
       const accepted = await Api.call("POST", `/v1/documents/${documentId}/reingest`);

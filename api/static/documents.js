@@ -37,7 +37,7 @@ const DocumentsView = (() => {
         doc.title && doc.title !== doc.external_id
           ? el("small", { class: "block muted" }, doc.external_id) : null),
       el("td", {}, doc.source),
-      el("td", {}, badge(doc.status)),
+      el("td", {}, badge(doc.status), doc.hidden ? [" ", badge("hidden")] : null),
       el("td", {}, time(doc.updated_at, { withAgo: true })),
       el("td", { class: "num" }, number(doc.chunk_count)),
       el("td", { class: "num" }, number(doc.token_count)),

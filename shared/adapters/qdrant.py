@@ -43,6 +43,7 @@ PAYLOAD_INDEXES = {
     "external_id": qm.PayloadSchemaType.KEYWORD,
     "heading_paths": qm.PayloadSchemaType.KEYWORD,  # search filter: a chapter or section
     "updated_at": qm.PayloadSchemaType.DATETIME,  # search filter: updated_since
+    "hidden": qm.PayloadSchemaType.BOOL,  # every search leaves hidden points out
 }
 DENSE = "dense"
 SPARSE = "sparse"
@@ -249,6 +250,22 @@ class QdrantIndex:
                 yield uuid.UUID(str(record.id))
             if offset is None:
                 return
+
+    def set_hidden(self, ids: Sequence[uuid.UUID], hidden: bool) -> None:
+        """Set the `hidden` payload field of these points (no re-embedding; points that are
+        not stored are left alone)."""
+        if not ids:
+            return
+        self.ensure_collection()
+        self._fast_local_commits()
+        for batch in _batches(ids, 1000):
+            with self._guard():
+                self.client.set_payload(
+                    self.collection,
+                    payload={"hidden": hidden},
+                    points=[str(i) for i in batch],
+                    wait=True,
+                )
 
     def delete_document(self, document_id: uuid.UUID) -> None:
         self.ensure_collection()

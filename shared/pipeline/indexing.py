@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import uuid
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -169,8 +169,15 @@ def embed_group(
     return vectors, Usage(result.tokens, result.requests)
 
 
-def payload(document: Document, version: DocumentVersion, chunk: ChunkRow) -> dict[str, Any]:
-    """What the chatbot reads back with a hit: the text, where it sits, and whose it is."""
+def payload(
+    document: Document,
+    version: DocumentVersion,
+    chunk: ChunkRow,
+    hidden_points: Collection[uuid.UUID] = (),
+) -> dict[str, Any]:
+    """What the chatbot reads back with a hit: the text, where it sits, and whose it is.
+    `hidden`: an editor hid the document, or this chunk (its point id is in `hidden_points`):
+    every search leaves it out (`retrieval.filters`)."""
     extra = chunk.extra or {}
     return {
         "text": chunk.text,
@@ -200,8 +207,16 @@ def payload(document: Document, version: DocumentVersion, chunk: ChunkRow) -> di
         "new_text_offset": extra.get("new_text_offset", 0),
         "heading_paths": heading_paths(list(chunk.headings)),
         "updated_at": _iso(document.updated_at),
+        "hidden": is_hidden(document, chunk.point_id, hidden_points),
         **_ocr_payload(extra),
     }
+
+
+def is_hidden(
+    document: Document, point: uuid.UUID, hidden_points: Collection[uuid.UUID] = ()
+) -> bool:
+    """Whether a point is hidden from search: its document is, or the chunk itself."""
+    return document.hidden_at is not None or point in hidden_points
 
 
 def _title(document: Document, version: DocumentVersion) -> str | None:
@@ -242,13 +257,18 @@ def _ocr_payload(extra: dict[str, Any]) -> dict[str, Any]:
 
 
 def points_for(
-    document: Document, version: DocumentVersion, chunks: Sequence[ChunkRow]
+    document: Document,
+    version: DocumentVersion,
+    chunks: Sequence[ChunkRow],
+    hidden_points: Collection[uuid.UUID] = (),
 ) -> list[Point]:
+    """The chunks' points; `hidden_points`: the document's hidden chunks
+    (`repo.hidden_points_of`)."""
     points = []
     for chunk in chunks:
         if chunk.vector is None:
             continue
-        data = payload(document, version, chunk)
+        data = payload(document, version, chunk, hidden_points)
         points.append(
             Point(chunk.point_id, from_bytes(chunk.vector), data, sparse_vector(data, chunk.sparse))
         )

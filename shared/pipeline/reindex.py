@@ -96,6 +96,7 @@ class _Copier:
                 return
             document = version.document
             rows = repo.chunks_with_vectors_of(session, [version_id])
+            hidden = repo.hidden_points_of(session, [document.id])
         pending = [
             indexing.PendingChunk(r.id, r.point_id, list(r.headings), r.text, r.sections)
             for r in rows
@@ -115,6 +116,6 @@ class _Copier:
                 )
         for row in rows:
             row.vector = vectors[row.id][0]
-        self.destination.upsert(indexing.points_for(document, version, rows))
+        self.destination.upsert(indexing.points_for(document, version, rows, hidden))
         self.versions += 1
         self.chunks += len(rows)

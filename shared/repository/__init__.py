@@ -31,6 +31,16 @@ if TYPE_CHECKING:
         set_active_collection,
     )
     from shared.repository.finalize import make_current, stale_points_of
+    from shared.repository.hiding import (
+        ChunkTarget,
+        current_point_ids_of,
+        find_current_chunk,
+        hidden_chunks_of,
+        hidden_everywhere,
+        hidden_points_of,
+        set_chunk_hidden,
+        set_document_hidden,
+    )
     from shared.repository.leases import (
         BatchClaim,
         add_move_events,
@@ -104,7 +114,16 @@ if TYPE_CHECKING:
 # not with the package: `ingest status` reads through `overview` (the plain database driver)
 # and starts without SQLAlchemy's ORM, which the other modules import: importing them all
 # takes 1.5 s against the 0.2 s of `overview` alone. The block above is for type checkers.
-_SUBMODULES = ("documents", "finalize", "leases", "queries", "reaper", "stages", "versions")
+_SUBMODULES = (
+    "documents",
+    "finalize",
+    "hiding",
+    "leases",
+    "queries",
+    "reaper",
+    "stages",
+    "versions",
+)
 
 
 def __getattr__(name: str) -> object:

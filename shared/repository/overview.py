@@ -29,7 +29,16 @@ GROUP BY 1
 """
 
 RECENT_DOCUMENTS = """
-SELECT id, updated_at, title, external_id FROM documents ORDER BY updated_at DESC LIMIT {limit:d}
+SELECT id, updated_at, title, external_id, hidden_at IS NOT NULL FROM documents
+ORDER BY updated_at DESC LIMIT {limit:d}
+"""
+
+#: Documents hidden from search, and chunks hidden one by one (of undeleted documents).
+HIDDEN_COUNTS = """
+SELECT (SELECT COUNT(*) FROM documents WHERE hidden_at IS NOT NULL AND deleted_at IS NULL),
+       (SELECT COUNT(*) FROM hidden_chunks h JOIN documents d ON d.id = h.document_id
+        JOIN chunks c ON c.version_id = d.current_version_id AND c.point_id = h.point_id
+        WHERE d.deleted_at IS NULL)
 """
 
 
@@ -39,6 +48,7 @@ class RecentDocument:
     updated_at: datetime
     title: str | None
     external_id: str
+    hidden: bool = False  # hidden from search by an editor
 
 
 def sqlite_path(url: str) -> str | None:
@@ -79,11 +89,17 @@ def status_counts(connection: Any) -> dict[str, int]:
 def recent_documents(connection: Any, limit: int = 20) -> list[RecentDocument]:
     """The documents changed last, newest first."""
     return [
-        RecentDocument(_uuid(id_), _utc(updated_at), title, external_id)
-        for id_, updated_at, title, external_id in _rows(
+        RecentDocument(_uuid(id_), _utc(updated_at), title, external_id, bool(hidden))
+        for id_, updated_at, title, external_id, hidden in _rows(
             connection, RECENT_DOCUMENTS.format(limit=limit)
         )
     ]
+
+
+def hidden_counts(connection: Any) -> tuple[int, int]:
+    """Documents hidden from search, and single chunks of indexed versions hidden."""
+    documents, chunks = _rows(connection, HIDDEN_COUNTS)[0]
+    return int(documents), int(chunks)
 
 
 def _rows(connection: Any, sql: str) -> list[tuple[Any, ...]]:

@@ -3,11 +3,16 @@ on indexed fields (`shared.adapters.qdrant.PAYLOAD_INDEXES`)."""
 
 from __future__ import annotations
 
+import uuid
+from collections.abc import Collection
 from dataclasses import dataclass, fields
 from datetime import datetime
 from typing import Any
 
 from qdrant_client import models as qm
+
+#: Points an editor hid (`indexing.is_hidden`).
+HIDDEN = qm.FieldCondition(key="hidden", match=qm.MatchValue(value=True))
 
 
 @dataclass(frozen=True)
@@ -45,7 +50,21 @@ class SearchFilters:
             values["updated_since"] = datetime.fromisoformat(since.replace("Z", "+00:00"))
         return cls(**values)
 
-    def to_qdrant(self) -> qm.Filter | None:
+    def to_qdrant(
+        self,
+        hidden_documents: Collection[uuid.UUID] = (),
+        hidden_points: Collection[uuid.UUID] = (),
+    ) -> qm.Filter:
+        """The filter of every search: these conditions, and never a hidden point (payload
+        `hidden: true`; a point without the field is visible). `hidden_documents` and
+        `hidden_points` (the record's, `repo.hidden_everywhere`) are left out too, so a hide
+        holds even where the index's payload could not be updated yet."""
+        must_not: list[Any] = [HIDDEN]
+        if hidden_documents:
+            ids = sorted(str(d) for d in hidden_documents)
+            must_not.append(qm.FieldCondition(key="document_id", match=qm.MatchAny(any=ids)))
+        if hidden_points:
+            must_not.append(qm.HasIdCondition(has_id=sorted(str(p) for p in hidden_points)))
         must: list[Any] = []
         if self.document_ids:
             ids = list(self.document_ids)
@@ -69,4 +88,4 @@ class SearchFilters:
         if self.updated_since:
             since = self.updated_since
             must.append(qm.FieldCondition(key="updated_at", range=qm.DatetimeRange(gte=since)))
-        return qm.Filter(must=must) if must else None
+        return qm.Filter(must=must or None, must_not=must_not)

@@ -9,13 +9,16 @@ fused in Qdrant with the sparse lexical list when hybrid; (2) section-proximity 
 from __future__ import annotations
 
 import time
+import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
 from qdrant_client import models as qm
 
+from shared import repository as repo
 from shared import sparse
 from shared.adapters.qdrant import QdrantIndex
+from shared.db import transaction
 from shared.pipeline import wiring
 from shared.pipeline.embed import Embedder, embed_query
 from shared.retrieval.filters import SearchFilters
@@ -87,6 +90,13 @@ def check(request: SearchRequest, settings: Settings) -> None:
             raise QueryError(f"{name} must be between 1 and 200, not {value}.")
 
 
+def hidden_record() -> tuple[set[uuid.UUID], set[uuid.UUID]]:
+    """The hidden documents and chunks as Postgres records them: left out of a search even
+    when the index's `hidden` payload could not be updated (local Qdrant held by a worker)."""
+    with transaction() as session:
+        return repo.hidden_everywhere(session)
+
+
 def _ms(start: float) -> float:
     return round((time.perf_counter() - start) * 1000, 3)
 
@@ -114,7 +124,10 @@ def search(
     timings = {"embed": _ms(step)}
 
     step = time.perf_counter()
-    index = index or wiring.index_for(settings, embedder)
+    hidden: tuple[set[uuid.UUID], set[uuid.UUID]] = (set(), set())
+    if index is None:  # the service's collection: its record of what is hidden holds too
+        index = wiring.index_for(settings, embedder)
+        hidden = hidden_record()
     index.ensure_collection()
     notes = []
     sparse_query = None
@@ -127,9 +140,8 @@ def search(
         language = [request.filters.language] if request.filters.language else None
         terms = sparse.query_vector(query, language)
         sparse_query = qm.SparseVector(indices=terms.indices, values=terms.values)
-    found = index.candidates(
-        embedded.vectors[0], sparse_query, wanted, request.filters.to_qdrant(), PAYLOAD_FIELDS
-    )
+    flt = request.filters.to_qdrant(*hidden)
+    found = index.candidates(embedded.vectors[0], sparse_query, wanted, flt, PAYLOAD_FIELDS)
     timings["candidates"] = _ms(step)
 
     step = time.perf_counter()

@@ -283,19 +283,24 @@ def _overview(database_url: str) -> None:
     with overview.connect(database_url) as connection:
         counts = overview.status_counts(connection)
         recent = overview.recent_documents(connection)
+        hidden_documents, hidden_chunks = overview.hidden_counts(connection)
     table = Table("status", "documents", title="documents")
     for name, count in sorted(counts.items()):
         table.add_row(name, str(count))
     console.print(table)
+    if hidden_documents or hidden_chunks:
+        console.print(
+            f"hidden from search: {hidden_documents} document(s), {hidden_chunks} single chunk(s)"
+        )
     # Whole ids (to copy into `ingest status ID`); the title wraps on a narrow terminal.
     listing = Table(title="recently changed")
     listing.add_column("id", no_wrap=True, min_width=36)
     listing.add_column("updated", no_wrap=True, min_width=16)
     listing.add_column("title")
     for doc in recent:
-        listing.add_row(
-            str(doc.id), f"{doc.updated_at:%Y-%m-%d %H:%M}", doc.title or Path(doc.external_id).name
-        )
+        name = doc.title or Path(doc.external_id).name
+        name = f"{name} (hidden from search)" if doc.hidden else name
+        listing.add_row(str(doc.id), f"{doc.updated_at:%Y-%m-%d %H:%M}", name)
     console.print(listing)
 
 
@@ -310,6 +315,13 @@ def _document_history(document: str) -> None:
         found = lookup(session, document)
         console.print(f"[bold]{found.title or found.external_id}[/] {found.id} ({found.source})")
         console.print(f"external id: {found.external_id}", markup=False, soft_wrap=True)
+        if found.hidden_at is not None:
+            console.print(
+                f"hidden from search since {found.hidden_at:%Y-%m-%d %H:%M} UTC by "
+                f"{found.hidden_by or 'unknown'}: {found.hidden_reason or '(no reason)'}",
+                markup=False,
+                soft_wrap=True,
+            )
         versions = Table("v", "status", "chunks", "tokens", "error", title="versions")
         for v in found.versions:
             error = f"[{v.error_code}] {v.error_message}" if v.error_code else ""

@@ -45,9 +45,10 @@ def upsert_versions(
         by_version: dict[uuid.UUID, list[Chunk]] = defaultdict(list)
         for row in repo.chunks_with_vectors_of(session, list(claim.claimed)):
             by_version[row.version_id].append(row)
+        hidden = repo.hidden_points_of(session, [v.document_id for v in versions])
         points = []
         for version in versions:
-            points += indexing.points_for(version.document, version, by_version[version.id])
+            points += indexing.points_for(version.document, version, by_version[version.id], hidden)
     with Holding(owner, settings, claim.claimed, outcome) as held:
         wiring.index_for(settings, embedder, collection).upsert(
             points, batch_size=settings.qdrant_upsert_batch_size

@@ -199,3 +199,16 @@ def test_hybrid_hits_carry_the_dense_and_sparse_scores_of_their_own_vectors(
     expected = sum(stored[i] for i in query.indices if i in stored)
     assert target.sparse_score == pytest.approx(expected)
     assert all(h.sparse_score is None for h in hybrid.hits if h.external_id[0] in "bcdefg")
+
+
+@pytest.mark.parametrize("hybrid", [False, True])
+def test_hidden_points_are_left_out_of_every_search(crafted: Crafted, hybrid: bool) -> None:
+    crafted.add("a", 0, 0.9, "knie operatie bloedverdunner", hidden=True)
+    crafted.add("b", 0, 0.8, "knie operatie bloedverdunner", hidden=False)
+    crafted.add("c", 0, 0.7, "knie operatie bloedverdunner")  # before the field: visible
+    result = crafted.search(query=QUERY, hybrid=hybrid, rerank=False)
+    assert sorted(h.external_id for h in result.hits) == ["b.md", "c.md"]
+    language = crafted.search(
+        query=QUERY, hybrid=hybrid, filters=SearchFilters(language="nl"), rerank=False
+    )
+    assert sorted(h.external_id for h in language.hits) == ["b.md", "c.md"]
