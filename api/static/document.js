@@ -26,7 +26,7 @@ const DocumentView = (() => {
     const current = d.versions.find((v) => v.id === d.current_version_id);
     $("document-facts").replaceChildren(
       ...fact(t("fact.status"), badge(d.status)),
-      ...fact(t("fact.source"), d.source),
+      ...fact(t("fact.source"), I18n.source(d.source)),
       ...fact(t("fact.identifier"), d.external_id),
       ...fact(t("fact.sourceUrl"), d.source_url
         ? el("a", { href: Ui.safeHref(d.source_url), rel: "noopener noreferrer", target: "_blank" }, d.source_url)
@@ -64,7 +64,7 @@ const DocumentView = (() => {
   function errorWords(code, message) {
     const explained = code && I18n.has(`errors.${code}`);
     if (explained && (I18n.lang !== "en" || !message)) return t(`errors.${code}`);
-    return message || t("error.noReason");
+    return I18n.detail(message) || t("error.noReason");
   }
 
   // A scanned PDF read with OCR: say so, and where the text may be wrong. (Its one text.)
@@ -200,7 +200,7 @@ const DocumentView = (() => {
     el("header", {},
       el("h3", { id: `chunk-${c.index}` }, t("chunks.title", { number: c.index + 1 })),
       el("span", { class: "chunk-meta" },
-        [t("chunks.tokens", { count: number(c.token_count) }), c.kinds.join(", "),
+        [t("chunks.tokens", { count: number(c.token_count) }), c.kinds.map(I18n.kind).join(", "),
           c.ocr_confidence == null ? null : t("chunks.ocr", { confidence: Math.round(c.ocr_confidence) })]
           .filter(Boolean).join(" \u00b7 "),
         pages(c) ? el("span", { class: "chunk-pages", title: t("chunks.pagesHint") }, ` \u00b7 ${pages(c)}`) : null)),

@@ -188,7 +188,7 @@ def test_the_dutch_page_end_to_end(dutch_page: Page, site: str, pipeline: Pipeli
             overlap = article.locator(".chunk-overlap")
             if chunk["overlap_tokens"]:
                 expect(overlap).to_contain_text(
-                    f"Overlap met het vorige stuk ({chunk['overlap_tokens']} tokens)"
+                    f"Overlap met het vorige stuk ({chunk['overlap_tokens']} woorddelen)"
                 )
             else:
                 expect(overlap).to_have_count(0)
