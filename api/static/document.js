@@ -34,7 +34,9 @@ const DocumentView = (() => {
       ...fact(t("fact.language"), d.language || el("span", { class: "muted" }, "\u2014")),
       ...fact(t("fact.tags"), d.tags.length ? d.tags.join(", ") : el("span", { class: "muted" }, "\u2014")),
       ...fact(t("fact.indexed"), current ? t("fact.version", { number: current.number }) : t("fact.noneYet")),
-      ...fact(t("fact.chunks"), number(d.chunk_count)),
+      // The indexed version's chunks; none indexed (only failed versions so far): a dash, as
+      // in the versions table.
+      ...fact(t("fact.chunks"), d.current_version_id ? number(d.chunk_count) : "\u2014"),
       ...fact(t("fact.tokens"), t("fact.tokensText",
         { inChunks: number(d.token_count), spent: number(d.tokens_spent) })),
       ...fact(t("fact.changed"), time(d.updated_at, { withAgo: true })),
@@ -124,7 +126,10 @@ const DocumentView = (() => {
       el("td", {}, v.uploaded_by || "\u2014"),
       el("td", {}, time(v.received_at)),
       el("td", {}, time(v.finished_at)),
-      el("td", { class: "num" }, v.chunk_count === null ? "\u2014" : number(v.chunk_count)),
+      // A failed version may have been cut into chunks before it failed, but none of them
+      // reached the index: a dash, as the facts show for a document with none indexed.
+      el("td", { class: "num" }, v.chunk_count === null || v.status === "failed"
+        ? "\u2014" : number(v.chunk_count)),
       el("td", { class: "num" }, number(v.tokens_spent)),
     ));
     $("versions-table").querySelector("tbody").replaceChildren(...rows);

@@ -8,6 +8,9 @@ with overlap. The API answers of that life are made up here (Playwright routes),
 is needed and every variant is shown at once; the real pipeline's texts are walked by
 test_dutch.py. Each view's visible text is checked for English words (a small list; loanwords
 an editor uses are allowed).
+
+Also a small thing of item 9 that the made-up life shows: a failed version's chunks the same in
+the versions table and the facts.
 """
 
 from __future__ import annotations
@@ -340,3 +343,35 @@ def test_every_text_the_dutch_page_can_show_is_dutch(dutch_page: Page, site: str
     assert not found, "English on the Dutch page:\n" + "\n".join(
         f"{sorted(words)} in {where}" for where, words in found.items()
     )
+
+
+def test_a_failed_versions_chunks_agree_in_table_and_facts(dutch_page: Page, site: str) -> None:
+    page = dutch_page
+    signed_in(page, site)
+    detail = made_up_life(page, ["upload"])
+    page.goto(f"{site}/#/documents/{DOC}")
+    failed = page.locator('#versions-table tr[data-version="5"]')
+    expect(failed).to_contain_text("mislukt")
+    # Version 5 was cut into 1 chunk, then failed: none of it is in the index.
+    expect(failed.locator("td").nth(6)).to_have_text("\u2014")
+    # The facts count the indexed version's (4) chunks, as its row does.
+    expect(page.locator("#document-facts")).to_contain_text(f"Stukken{detail['chunk_count']}")
+    expect(page.locator('#versions-table tr[data-version="4"] td').nth(6)).to_have_text(
+        str(detail["chunk_count"])
+    )
+
+    # A document whose only version failed after chunking: no chunks indexed, in both places.
+    only = life()
+    only.update(
+        status="failed", current_version_id=None, chunk_count=0, token_count=0,
+        versions=[version(1, "failed", 1, error_code="internal_error", error_message="x")],
+        events=[event(60, 1, None, "received", actor="editors")],
+    )  # fmt: skip
+    page.unroute("**/v1/documents**")
+    made_up_life(page, ["upload"], only)
+    page.reload()
+    expect(page.locator('#versions-table tr[data-version="1"] td').nth(6)).to_have_text("\u2014")
+    chunks_fact = page.locator("#document-facts dt", has_text="Stukken").locator(
+        "xpath=following-sibling::dd[1]"
+    )
+    expect(chunks_fact).to_have_text("\u2014")
