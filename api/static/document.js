@@ -151,10 +151,17 @@ const DocumentView = (() => {
 
   function renderHistory(d) {
     const numbers = new Map(d.versions.map((v) => [v.id, v.number]));
-    const previous = new Map(); // version id -> time of its previous event
-    const items = d.events.map((e) => {
-      const since = previous.get(e.version_id);
-      previous.set(e.version_id, e.at);
+    // A stage lasts from its event to the version's next one: its duration goes on its own row
+    // (a version's end, indexed, failed or unchanged, is no stage and has none).
+    const next = new Map(); // event index -> time of the same version's next event
+    const seen = new Map(); // version id -> time of the latest event seen walking backwards
+    for (let i = d.events.length - 1; i >= 0; i -= 1) {
+      const e = d.events[i];
+      if (seen.has(e.version_id)) next.set(i, seen.get(e.version_id));
+      seen.set(e.version_id, e.at);
+    }
+    const items = d.events.map((e, i) => {
+      const until = Ui.IN_FLIGHT.has(e.to_status) ? next.get(i) : undefined;
       const { code, words } = splitDetail(e.detail);
       const who = actorWords(e);
       return el("li", { "data-status": e.to_status },
@@ -164,7 +171,7 @@ const DocumentView = (() => {
           Ui.statusWords(e.to_status),
           numbers.has(e.version_id) ? el("span", { class: "muted" }, ` \u00b7 ${t("history.version", { number: numbers.get(e.version_id) })}`) : null,
           who ? el("span", { class: "muted" }, ` \u00b7 ${who}`) : null,
-          since ? el("span", { class: "muted" }, ` \u00b7 ${t("history.after", { duration: duration(since, e.at) })}`) : null,
+          until ? el("span", { class: "muted" }, ` \u00b7 ${t("history.took", { duration: duration(e.at, until) })}`) : null,
           words ? el("span", { class: "block history-detail" }, errorWords(code, words)) : null,
           code ? el("small", { class: "block muted" }, t("error.code", { code })) : null));
     });

@@ -9,8 +9,8 @@ is needed and every variant is shown at once; the real pipeline's texts are walk
 test_dutch.py. Each view's visible text is checked for English words (a small list; loanwords
 an editor uses are allowed).
 
-Also a small thing of item 9 that the made-up life shows: a failed version's chunks the same in
-the versions table and the facts.
+Also the small things of item 9 that the made-up life shows: each stage's duration on its own
+row of the history, and a failed version's chunks the same in the versions table and the facts.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import Page, Route, expect
+from playwright.sync_api import Locator, Page, Route, expect
 
 from api.app import create_app
 from shared.settings import Settings
@@ -343,6 +343,26 @@ def test_every_text_the_dutch_page_can_show_is_dutch(dutch_page: Page, site: str
     assert not found, "English on the Dutch page:\n" + "\n".join(
         f"{sorted(words)} in {where}" for where, words in found.items()
     )
+
+
+def test_each_stage_duration_is_on_its_own_row(dutch_page: Page, site: str) -> None:
+    page = dutch_page
+    signed_in(page, site)
+    made_up_life(page, ["upload"])
+    page.goto(f"{site}/#/documents/{DOC}")
+    expect(page.locator("#history li")).to_have_count(len(life()["events"]))
+
+    def row(status: str, number: int) -> Locator:
+        rows = page.locator(f'#history li[data-status="{status}"]')
+        return rows.filter(has_text=f"versie {number}").last  # the first of them (newest on top)
+
+    # Version 1: converting from 61 s to 63 s, chunking from 63 s to 66 s, upserting 80 to 81 s.
+    expect(row("converting", 1)).to_contain_text("duurde 2.0 s")
+    expect(row("chunking", 1)).to_contain_text("duurde 3.0 s")
+    expect(row("upserting", 1)).to_contain_text("duurde 1.0 s")
+    # The end of a version (indexed, unchanged, failed) is no stage: no duration.
+    for status, number in [("indexed", 1), ("unchanged", 2), ("failed", 5)]:
+        expect(row(status, number)).not_to_contain_text("duurde")
 
 
 def test_a_failed_versions_chunks_agree_in_table_and_facts(dutch_page: Page, site: str) -> None:
