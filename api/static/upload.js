@@ -121,6 +121,12 @@ const UploadView = (() => {
 
   // "Received as version 2. New version of “Knieoperatie”, uploaded by editors on 22 Nov 2026."
   function received(accepted) {
+    // The same bytes as the indexed version: nothing new, and nothing is processed again.
+    if (accepted.status === "unchanged") {
+      const same = accepted.same_as_version
+        ?? (accepted.new_version_of ? accepted.new_version_of.version : accepted.version - 1);
+      return t("upload.unchanged", { version: same });
+    }
     const words = t("upload.received", { version: accepted.version });
     const before = accepted.new_version_of;
     if (!before) return words;

@@ -27,95 +27,12 @@ from playwright.sync_api import Locator, Page, Route, expect
 from api.app import create_app
 from shared.settings import Settings
 from tests.support.api import EDITOR_KEY
+from tests.support.dutch_words import english_words
 from tests.support.web import ServedApp
 
 Json = dict[str, Any]  # an API answer, made up
 ROOT = Path(__file__).resolve().parents[3]
-#: Words that give English away on the Dutch page. (Dutch shares "of", "was", "is", "in",
-#: "over", "code", "document", "status", "tip", "overlap": those are not listed.)
-ENGLISH = {
-    "the",
-    "and",
-    "to",
-    "for",
-    "with",
-    "by",
-    "from",
-    "has",
-    "not",
-    "no",
-    "again",
-    "version",
-    "versions",
-    "indexed",
-    "same",
-    "content",
-    "text",
-    "heading",
-    "headings",
-    "list",
-    "table",
-    "quote",
-    "admonition",
-    "files",
-    "file",
-    "failed",
-    "error",
-    "errors",
-    "chunk",
-    "chunks",
-    "chunking",
-    "token",
-    "tokens",
-    "embed",
-    "embedding",
-    "embeddings",
-    "embedden",
-    "received",
-    "converting",
-    "upserting",
-    "superseded",
-    "deleted",
-    "unchanged",
-    "removed",
-    "arrived",
-    "fetched",
-    "page",
-    "sent",
-    "task",
-    "stopped",
-    "unexpected",
-    "operators",
-    "source",
-    "upload",
-    "uploaded",
-    "please",
-    "try",
-    "refused",
-    "request",
-    "invalid",
-}
-#: English an editor reads as Dutch: allowed although listed above (each with its reason).
-LOANWORDS = {
-    "upload",  # Dutch verb: "upload het opnieuw" (the source `upload` is checked apart)
-    "content",  # "Content-verwerking", the app's name, as the content team calls itself
-}
-#: What stays as it is on purpose: error codes (support looks them up), media types (a file's
-#: technical type, text/markdown), and the language switch (below).
-KEPT = [
-    re.compile(r"Foutcode: [a-z_]+"),
-    re.compile(r"\b[a-z]+_[a-z_]+\b"),
-    re.compile(r"\b(?:text|application)/[\w.+-]+"),
-]
 SWITCH_KEYS = {"lang.switch", "lang.switchLabel"}
-
-
-def english_words(text: str) -> set[str]:
-    text = re.sub(r"\{\w+\}", " ", text)  # a table's placeholders ({version}) are filled in
-    for kept in KEPT:
-        text = kept.sub(" ", text)
-    words = {w.lower() for w in re.findall(r"[A-Za-z]+", text)}
-    return (words & ENGLISH) - LOANWORDS
 
 
 def error_codes() -> set[str]:
@@ -395,3 +312,55 @@ def test_a_failed_versions_chunks_agree_in_table_and_facts(dutch_page: Page, sit
         "xpath=following-sibling::dd[1]"
     )
     expect(chunks_fact).to_have_text("\u2014")
+
+
+def accepted(version: int, status: str, same_as: int | None = None) -> Json:
+    before = {
+        "version": version - 1, "title": "Heup", "filename": "heup.md",
+        "uploaded_by": "editors", "uploaded_at": at(60),
+    }  # fmt: skip
+    return {
+        "documents": [{
+            "document_id": DOC, "version_id": V[version - 1], "version": version,
+            "status": status, "location": f"/v1/documents/{DOC}", "filename": "heup.md",
+            "media_type": "text/markdown", "external_id": "heup.md",
+            "new_version_of": before if version > 1 else None, "same_as_version": same_as,
+            "note": None,
+        }]
+    }  # fmt: skip
+
+
+def answer_uploads(page: Page, answers: list[Json]) -> None:
+    """The next uploads are answered with `answers`, in turn (the API's own answers are
+    tested in tests/integration/api and, with a worker, in test_dutch.py)."""
+
+    def answer(route: Route) -> None:
+        if route.request.method != "POST":
+            route.continue_()
+            return
+        body = json.dumps(answers.pop(0))
+        route.fulfill(status=202, content_type="application/json", body=body)
+
+    page.route("**/v1/documents", answer)
+
+
+def upload_one(page: Page, content: bytes) -> None:
+    with page.expect_file_chooser() as chooser:
+        page.get_by_role("button", name="Sleep bestanden hierheen of kies bestanden").click()
+    chooser.value.set_files([{"name": "heup.md", "mimeType": "text/markdown", "buffer": content}])
+    page.get_by_role("button", name="Uploaden", exact=True).click()
+
+
+def test_an_unchanged_upload_is_said_unchanged(dutch_page: Page, site: str) -> None:
+    page = dutch_page
+    signed_in(page, site)
+    answer_uploads(page, [accepted(2, "received"), accepted(3, "unchanged", same_as=2)])
+    upload_one(page, b"# Heup\n\nNieuw.\n")
+    items = page.locator('li.queue-item[data-file="heup.md"]')
+    expect(items.last).to_contain_text("Ontvangen als versie 2. Nieuwe versie van \u201cHeup\u201d")
+    upload_one(page, b"# Heup\n\nNieuw.\n")
+    expect(items).to_have_count(2)
+    expect(items.last).to_have_text(
+        re.compile("Ongewijzigd: zelfde inhoud als versie 2; er is niets opnieuw verwerkt.")
+    )
+    expect(items.last).not_to_contain_text("Nieuwe versie")
