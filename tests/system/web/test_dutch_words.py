@@ -364,3 +364,24 @@ def test_an_unchanged_upload_is_said_unchanged(dutch_page: Page, site: str) -> N
         re.compile("Ongewijzigd: zelfde inhoud als versie 2; er is niets opnieuw verwerkt.")
     )
     expect(items.last).not_to_contain_text("Nieuwe versie")
+
+
+def test_the_details_are_cleared_after_an_upload_and_it_says_so(
+    dutch_page: Page, site: str
+) -> None:
+    page = dutch_page
+    signed_in(page, site)
+    answer_uploads(page, [accepted(1, "received")])
+    page.get_by_label("Labels").fill("orthopedie, knie")
+    page.get_by_label("Taal").select_option("nl")
+    page.get_by_label("Map").fill("orthopedie")
+    upload_one(page, b"# Heup\n\nTekst.\n")
+    expect(page.locator('li.queue-item[data-file="heup.md"]')).to_contain_text("Ontvangen")
+    for label in ("Labels", "Taal", "Map", "Titel", "Bron-URL"):
+        expect(page.get_by_label(label, exact=True)).to_have_value("")
+    note = page.locator("#details-cleared")
+    expect(note).to_have_text(
+        "De gegevens hierboven zijn gewist: ze hoorden bij de bestanden die u net uploadde."
+    )
+    page.get_by_label("Labels").fill("heup")  # typing the next details: the note has served
+    expect(note).to_be_hidden()
