@@ -274,10 +274,11 @@ def test_each_stage_duration_is_on_its_own_row(dutch_page: Page, site: str) -> N
         return rows.filter(has_text=f"versie {number}").last  # the first of them (newest on top)
 
     # Version 1: converting from 61 s to 63 s, chunking from 63 s to 66 s, upserting 80 to 81 s.
-    expect(row("converting", 1)).to_contain_text("duurde 2.0 s")
-    expect(row("chunking", 1)).to_contain_text("duurde 3.0 s")
-    expect(row("upserting", 1)).to_contain_text("duurde 1.0 s")
-    # The end of a version (indexed, unchanged, failed) is no stage: no duration.
+    expect(row("converting", 1)).to_contain_text("duurde 2,0 s")
+    expect(row("chunking", 1)).to_contain_text("duurde 3,0 s")
+    expect(row("upserting", 1)).to_contain_text("duurde 1,0 s")
+    # (In Dutch, with a decimal comma.) The end of a version (indexed, unchanged, failed) is no
+    # stage: no duration.
     for status, number in [("indexed", 1), ("unchanged", 2), ("failed", 5)]:
         expect(row(status, number)).not_to_contain_text("duurde")
 
