@@ -263,6 +263,13 @@ const I18n = (() => {
       "kind.code": "code",
       "kind.quote": "citaat",
       "kind.html": "HTML",
+      // A version's file type (`media_type`), as an editor names it.
+      "media.text/markdown": "Markdown",
+      "media.text/x-markdown": "Markdown",
+      "media.text/plain": "tekst",
+      "media.text/html": "HTML",
+      "media.application/pdf": "PDF",
+      "media.application/vnd.openxmlformats-officedocument.wordprocessingml.document": "Word (.docx)",
       // Where documents come from (`source`).
       "source.upload": "geüpload",
       "source.files": "bestanden",
@@ -628,6 +635,7 @@ const I18n = (() => {
 
   // A chunk's block kind and a document's source, in words (the code itself when unknown).
   const kind = (name) => (has(`kind.${name}`) && lang !== "en" ? t(`kind.${name}`) : name);
+  const mediaType = (name) => (has(`media.${name}`) && lang !== "en" ? t(`media.${name}`) : name);
   const source = (name) => (has(`source.${name}`) && lang !== "en" ? t(`source.${name}`) : name);
 
   // The notes the service writes on its history events (shared/repository, the reaper) are
@@ -682,6 +690,7 @@ const I18n = (() => {
     t,
     has,
     kind,
+    mediaType,
     source,
     detail,
     apply,

@@ -20,13 +20,9 @@ LOANWORDS = {
     "upload",  # Dutch verb: "upload het opnieuw" (the source `upload` is checked apart)
     "content",  # "Content-verwerking", the app's name, as the content team calls itself
 }
-#: What stays as it is on purpose: error codes (support looks them up), media types (a file's
-#: technical type, text/markdown). (The language switch, "English", is not listed.)
-KEPT = [
-    re.compile(r"Foutcode: [a-z_]+"),
-    re.compile(r"\b[a-z]+_[a-z_]+\b"),
-    re.compile(r"\b(?:text|application)/[\w.+-]+"),
-]
+#: What stays as it is on purpose: error codes (support looks them up). (The language switch,
+#: "English", is not listed.)
+KEPT = [re.compile(r"Foutcode: [a-z_]+"), re.compile(r"\b[a-z]+_[a-z_]+\b")]
 
 
 def english_words(text: str) -> set[str]:

@@ -55,7 +55,8 @@ def kinds() -> set[str]:
 
 DOC = "0d0c0000-0000-4000-8000-000000000001"
 V = [f"0d0c0000-0000-4000-8000-00000000010{n}" for n in range(1, 6)]
-T0 = "2026-11-20T10:00:00+00:00"
+PDF = "application/pdf"
+DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
 
 
 def at(seconds: float) -> str:
@@ -121,9 +122,10 @@ def life() -> Json:
         "token_count": 80, "tokens_spent": 120, "metadata": {}, "front_matter": None,
         "error": {"code": "internal_error", "message": failed["error_message"], "retryable": True},
         "versions": [
-            version(1, "superseded", 2), version(2, "unchanged", None),
-            version(3, "unchanged", None), version(4, "indexed", 2),
-            version(5, "failed", 1, **failed),
+            version(1, "superseded", 2), version(2, "unchanged", None, media_type=PDF),
+            version(3, "unchanged", None, media_type="text/plain"),
+            version(4, "indexed", 2, media_type="text/html"),
+            version(5, "failed", 1, media_type=DOCX, **failed),
         ],
         "events": events,
     }  # fmt: skip
