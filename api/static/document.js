@@ -144,9 +144,10 @@ const DocumentView = (() => {
   // People and named systems (a key's name, "cms", "reaper"), not a worker's lease id.
   function actorWords(e) {
     if (!e.actor) return null;
-    if (e.from_status === null && e.to_status === "received") return t("history.uploadedBy", { who: e.actor });
+    const who = I18n.actor(e.actor);
+    if (e.from_status === null && e.to_status === "received") return t("history.uploadedBy", { who });
     if (/^[0-9a-f-]{16,}$/i.test(e.actor) || e.actor.startsWith("ingest.")) return null;
-    return t("history.by", { who: e.actor });
+    return t("history.by", { who });
   }
 
   function renderHistory(d) {

@@ -270,6 +270,10 @@ const I18n = (() => {
       "media.text/html": "HTML",
       "media.application/pdf": "PDF",
       "media.application/vnd.openxmlformats-officedocument.wordprocessingml.document": "Word (.docx)",
+      // Named systems that act on a version (an event's `actor`), not a person's key name.
+      "actor.reaper": "de automatische controle",
+      "actor.cli": "de beheerders (opdrachtregel)",
+      "actor.cms": "het CMS",
       // Where documents come from (`source`).
       "source.upload": "geüpload",
       "source.files": "bestanden",
@@ -636,6 +640,7 @@ const I18n = (() => {
   // A chunk's block kind and a document's source, in words (the code itself when unknown).
   const kind = (name) => (has(`kind.${name}`) && lang !== "en" ? t(`kind.${name}`) : name);
   const mediaType = (name) => (has(`media.${name}`) && lang !== "en" ? t(`media.${name}`) : name);
+  const actor = (name) => (has(`actor.${name}`) && lang !== "en" ? t(`actor.${name}`) : name);
   const source = (name) => (has(`source.${name}`) && lang !== "en" ? t(`source.${name}`) : name);
 
   // The notes the service writes on its history events (shared/repository, the reaper) are
@@ -690,6 +695,7 @@ const I18n = (() => {
     t,
     has,
     kind,
+    actor,
     mediaType,
     source,
     detail,

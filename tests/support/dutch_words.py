@@ -12,7 +12,7 @@ _ENGLISH = """
     heading headings list table quote admonition files file failed error errors chunk chunks
     chunking token tokens embed embedding embeddings embedden received converting upserting
     superseded deleted unchanged removed arrived fetched page sent task stopped unexpected
-    operators source upload uploaded please try refused request invalid
+    operators source upload uploaded please try refused request invalid reaper cli
 """
 ENGLISH = set(_ENGLISH.split())
 #: English an editor reads as Dutch: allowed although listed above (each with its reason).

@@ -85,7 +85,8 @@ def event(seconds: float, n: int | None, before: str | None, after: str, **more:
 def life() -> Json:
     """One document's whole life, every detail the service writes on an event among it.
     Version 1 indexed, 2 unchanged, 3 (a CMS fetch) unchanged, 4 indexed (1 superseded),
-    5 failed while embedding after it was cut into one chunk (the latest)."""
+    5 failed while embedding after it was cut into one chunk (the latest); then the operators
+    deleted it from the command line."""
     lease = "the task working on it stopped (its lease ran out): sent again"
     no_task = "no task for 600s: sent again"
     events = [
@@ -108,6 +109,7 @@ def life() -> Json:
         event(302, 5, "chunking", "embedding"),
         event(304, 5, "embedding", "failed", actor="ingest.embed",
               detail="[internal_error] Unexpected error in ingest.embed; operators: see the logs."),
+        event(310, None, None, "deleted", actor="cli", detail="document deleted"),
     ]  # fmt: skip
     failed = {
         "error_code": "internal_error",
