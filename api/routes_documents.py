@@ -42,6 +42,7 @@ from shared import repository as repo
 from shared.db import transaction
 from shared.models import Document, DocumentVersion, HiddenChunk
 from shared.pipeline.convert.confidence import low_confidence_warning
+from shared.states import Status
 from shared.tags import TagError, clean_tags
 from shared.text_checks import FieldError, check_text, load_json
 from shared.urls import require_safe_url
@@ -240,6 +241,7 @@ def upload(
     registered = ingest.submit_many(news, request.app.state.enqueue)
     with transaction() as session:
         previous = [_previous(session, r) for r in registered]
+        same_as = [_same_as(session, r) for r in registered]
     body = UploadAccepted(
         documents=[
             Accepted(
@@ -252,9 +254,10 @@ def upload(
                 media_type=new.media_type,
                 external_id=new.external_id,
                 new_version_of=before,
-                note=_note(before),
+                same_as_version=same,
+                note=_unchanged_note(same) if same else _note(before),
             )
-            for r, new, before in zip(registered, news, previous, strict=True)
+            for r, new, before, same in zip(registered, news, previous, same_as, strict=True)
         ]
     )
     return JSONResponse(
@@ -277,6 +280,18 @@ def _previous(session: Any, registered: repo.Registered) -> PreviousVersion | No
         uploaded_by=version.uploaded_by,
         uploaded_at=version.received_at,
     )
+
+
+def _same_as(session: Any, registered: repo.Registered) -> int | None:
+    """For an unchanged upload, the indexed version it repeats (the document's current one:
+    only that one is compared, and an unchanged upload leaves it in place)."""
+    if registered.status != Status.UNCHANGED:
+        return None
+    return repo.indexed_version_number(session, registered.document_id)
+
+
+def _unchanged_note(same_as: int) -> str:
+    return f"Unchanged: same content as version {same_as}; nothing was processed again."
 
 
 def _note(before: PreviousVersion | None) -> str | None:

@@ -49,8 +49,15 @@ class Accepted(BaseModel):
     media_type: str
     external_id: str
     new_version_of: PreviousVersion | None = None
+    same_as_version: int | None = Field(
+        default=None,
+        description="Set when `status` is `unchanged`: the indexed version whose bytes this "
+        "upload repeats (nothing is processed again).",
+    )
     note: str | None = Field(
-        default=None, description="'New version of <title>, uploaded by <who> on <date>.'"
+        default=None,
+        description="'New version of <title>, uploaded by <who> on <date>.', or for an "
+        "unchanged upload 'Unchanged: same content as version <n>; nothing was processed again.'",
     )
 
 

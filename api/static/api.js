@@ -51,8 +51,9 @@ const Api = (() => {
       case 401:
         return t("problem.401");
       case 403:
-        return p.required_scope ? t("problem.403", { scope: p.required_scope })
-          : `${p.title || t("problem.error")} (403)${p.detail ? `: ${p.detail}` : ""}`;
+        if (p.required_scope) return t("problem.403", { scope: p.required_scope });
+        return I18n.lang === "en" ? `${p.title || t("problem.error")} (403)${p.detail ? `: ${p.detail}` : ""}`
+          : t("problem.403NoScope");
       case 413:
         return p.limit_bytes ? t("problem.413", { limit: formatBytes(p.limit_bytes) })
           : t("problem.413NoLimit");
@@ -65,6 +66,11 @@ const Api = (() => {
         // A refusal with a code the page explains (front_matter_refused): in Dutch on the
         // Dutch page; the server's own (English) words name the exact cause on the English one.
         if (p.code && I18n.lang !== "en" && I18n.has(`errors.${p.code}`)) return t(`errors.${p.code}`);
+        // The server's own words are English: on the Dutch page, the code is what support needs.
+        if (I18n.lang !== "en") {
+          return t("problem.422", { detail: t("problem.422Default") })
+            + (p.code ? ` (${t("error.code", { code: p.code })})` : ".");
+        }
         const first = Array.isArray(p.errors) && p.errors.length ? p.errors[0] : null;
         const where = first ? ` (${first.loc.filter((x) => x !== "body").join(" ")}: ${first.msg})` : "";
         return t("problem.422", { detail: (p.detail || p.title || t("problem.422Default")) + where });
@@ -73,6 +79,7 @@ const Api = (() => {
         return t("problem.503");
       default:
         if (status === 0) return t("problem.0");
+        if (I18n.lang !== "en") return t("problem.other", { status });
         return `${p.title || t("problem.error")} (${status})${p.detail ? `: ${p.detail}` : ""}`;
     }
   }

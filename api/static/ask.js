@@ -29,6 +29,8 @@ I18n.add({
       + "recht \u201csearch\u201d.",
     "ask.refused": "Deze sleutel werd geweigerd. Meld u opnieuw aan.",
     "ask.invalid": "Deze vraag kan niet worden gezocht: {detail}",
+    "ask.invalidWords": "Deze vraag kan niet worden gezocht: hij is leeg of te lang, of een "
+      + "filter of getal klopt niet.",
     "ask.failed": "Zoeken lukte niet. Probeer het zo nog eens.",
     "ask.offline": "Geen antwoord van de server: controleer uw verbinding en probeer het opnieuw.",
   },
@@ -145,6 +147,8 @@ const AskBox = (() => {
     if (status === 0) return t("ask.offline");
     if (status === 401) return t("ask.refused");
     if (status === 403) return t("ask.noScope");
+    // The server's reason is English: the Dutch page says the possible reasons itself.
+    if (status === 422 && I18n.lang !== "en") return t("ask.invalidWords");
     if (status === 422) return t("ask.invalid", { detail: (body && body.detail) || "" });
     return t("ask.failed");
   }

@@ -27,7 +27,7 @@ const DocumentView = (() => {
     const current = d.versions.find((v) => v.id === d.current_version_id);
     $("document-facts").replaceChildren(
       ...fact(t("fact.status"), badge(d.status)),
-      ...fact(t("fact.source"), d.source),
+      ...fact(t("fact.source"), I18n.source(d.source)),
       ...fact(t("fact.identifier"), d.external_id),
       ...fact(t("fact.sourceUrl"), d.source_url
         ? el("a", { href: Ui.safeHref(d.source_url), rel: "noopener noreferrer", target: "_blank" }, d.source_url)
@@ -35,7 +35,9 @@ const DocumentView = (() => {
       ...fact(t("fact.language"), d.language || el("span", { class: "muted" }, "\u2014")),
       ...fact(t("fact.tags"), d.tags.length ? d.tags.join(", ") : el("span", { class: "muted" }, "\u2014")),
       ...fact(t("fact.indexed"), current ? t("fact.version", { number: current.number }) : t("fact.noneYet")),
-      ...fact(t("fact.chunks"), number(d.chunk_count)),
+      // The indexed version's chunks; none indexed (only failed versions so far): a dash, as
+      // in the versions table.
+      ...fact(t("fact.chunks"), d.current_version_id ? number(d.chunk_count) : "\u2014"),
       ...fact(t("fact.tokens"), t("fact.tokensText",
         { inChunks: number(d.token_count), spent: number(d.tokens_spent) })),
       ...fact(t("fact.changed"), time(d.updated_at, { withAgo: true })),
@@ -79,7 +81,7 @@ const DocumentView = (() => {
   function errorWords(code, message) {
     const explained = code && I18n.has(`errors.${code}`);
     if (explained && (I18n.lang !== "en" || !message)) return t(`errors.${code}`);
-    return message || t("error.noReason");
+    return I18n.detail(message) || t("error.noReason");
   }
 
   // A scanned PDF read with OCR: say so, and where the text may be wrong. (Its one text.)
@@ -134,12 +136,15 @@ const DocumentView = (() => {
       el("td", {}, badge(v.status),
         v.error_message ? el("small", { class: "block" }, errorWords(v.error_code, v.error_message)) : null),
       el("td", {}, v.filename || "\u2014",
-        el("small", { class: "block muted" }, `${v.media_type}, ${Api.formatBytes(v.size_bytes)}`),
+        el("small", { class: "block muted" }, `${I18n.mediaType(v.media_type)}, ${Api.formatBytes(v.size_bytes)}`),
         v.size_bytes ? downloadButton(d.id, v) : null),
       el("td", {}, v.uploaded_by || "\u2014"),
       el("td", {}, time(v.received_at)),
       el("td", {}, time(v.finished_at)),
-      el("td", { class: "num" }, v.chunk_count === null ? "\u2014" : number(v.chunk_count)),
+      // A failed version may have been cut into chunks before it failed, but none of them
+      // reached the index: a dash, as the facts show for a document with none indexed.
+      el("td", { class: "num" }, v.chunk_count === null || v.status === "failed"
+        ? "\u2014" : number(v.chunk_count)),
       el("td", { class: "num" }, number(v.tokens_spent)),
     ));
     $("versions-table").querySelector("tbody").replaceChildren(...rows);
@@ -154,9 +159,10 @@ const DocumentView = (() => {
   // People and named systems (a key's name, "cms", "reaper"), not a worker's lease id.
   function actorWords(e) {
     if (!e.actor) return null;
-    if (e.from_status === null && e.to_status === "received") return t("history.uploadedBy", { who: e.actor });
+    const who = I18n.actor(e.actor);
+    if (e.from_status === null && e.to_status === "received") return t("history.uploadedBy", { who });
     if (/^[0-9a-f-]{16,}$/i.test(e.actor) || e.actor.startsWith("ingest.")) return null;
-    return t("history.by", { who: e.actor });
+    return t("history.by", { who });
   }
 
   // "chunk 2: reason" (the API's 0-based index) -> "stuk 3: reason", as the chunks are titled.
@@ -169,10 +175,17 @@ const DocumentView = (() => {
 
   function renderHistory(d) {
     const numbers = new Map(d.versions.map((v) => [v.id, v.number]));
-    const previous = new Map(); // version id -> time of its previous event
-    const items = d.events.map((e) => {
-      const since = previous.get(e.version_id);
-      previous.set(e.version_id, e.at);
+    // A stage lasts from its event to the version's next one: its duration goes on its own row
+    // (a version's end, indexed, failed or unchanged, is no stage and has none).
+    const next = new Map(); // event index -> time of the same version's next event
+    const seen = new Map(); // version id -> time of the latest event seen walking backwards
+    for (let i = d.events.length - 1; i >= 0; i -= 1) {
+      const e = d.events[i];
+      if (seen.has(e.version_id)) next.set(i, seen.get(e.version_id));
+      seen.set(e.version_id, e.at);
+    }
+    const items = d.events.map((e, i) => {
+      const until = Ui.IN_FLIGHT.has(e.to_status) ? next.get(i) : undefined;
       const { code, words } = splitDetail(chunkDetail(e));
       const who = actorWords(e);
       return el("li", { "data-status": e.to_status },
@@ -182,7 +195,7 @@ const DocumentView = (() => {
           Ui.statusWords(e.to_status),
           numbers.has(e.version_id) ? el("span", { class: "muted" }, ` \u00b7 ${t("history.version", { number: numbers.get(e.version_id) })}`) : null,
           who ? el("span", { class: "muted" }, ` \u00b7 ${who}`) : null,
-          since ? el("span", { class: "muted" }, ` \u00b7 ${t("history.after", { duration: duration(since, e.at) })}`) : null,
+          until ? el("span", { class: "muted" }, ` \u00b7 ${t("history.took", { duration: duration(e.at, until) })}`) : null,
           words ? el("span", { class: "block history-detail" }, errorWords(code, words)) : null,
           code ? el("small", { class: "block muted" }, t("error.code", { code })) : null));
     });
@@ -240,7 +253,7 @@ const DocumentView = (() => {
     el("header", {},
       el("h3", { id: `chunk-${c.index}` }, t("chunks.title", { number: c.index + 1 })),
       el("span", { class: "chunk-meta" },
-        [t("chunks.tokens", { count: number(c.token_count) }), c.kinds.join(", "),
+        [t("chunks.tokens", { count: number(c.token_count) }), c.kinds.map(I18n.kind).join(", "),
           c.ocr_confidence == null ? null : t("chunks.ocr", { confidence: Math.round(c.ocr_confidence) })]
           .filter(Boolean).join(" \u00b7 "),
         pages(c) ? el("span", { class: "chunk-pages", title: t("chunks.pagesHint") }, ` \u00b7 ${pages(c)}`) : null),

@@ -36,7 +36,7 @@ const DocumentsView = (() => {
         el("a", { href: `#/documents/${doc.id}`, class: "doc-link" }, titleOf(doc)),
         doc.title && doc.title !== doc.external_id
           ? el("small", { class: "block muted" }, doc.external_id) : null),
-      el("td", {}, doc.source),
+      el("td", {}, I18n.source(doc.source)),
       el("td", {}, badge(doc.status), doc.hidden ? [" ", badge("hidden")] : null),
       el("td", {}, time(doc.updated_at, { withAgo: true })),
       el("td", { class: "num" }, number(doc.chunk_count)),
@@ -102,10 +102,11 @@ const DocumentsView = (() => {
     const chosen = select.value;
     select.replaceChildren(
       el("option", { value: "" }, I18n.t("documents.allSources")),
-      ...answer.items.map((s) => el("option", { value: s.source }, `${s.source} (${s.documents})`)),
+      ...answer.items.map((s) => el("option", { value: s.source },
+        `${I18n.source(s.source)} (${s.documents})`)),
     );
     if (chosen && !answer.items.some((s) => s.source === chosen)) {
-      select.append(el("option", { value: chosen }, chosen));
+      select.append(el("option", { value: chosen }, I18n.source(chosen)));
     }
     select.value = chosen;
   }

@@ -79,6 +79,10 @@ const I18n = (() => {
       "upload.progressLabel": "Upload van {name}",
       "upload.readyCount": "{count} bestand(en) klaar om te uploaden.",
       "upload.receivedAnnounce": "{name}: ontvangen.",
+      "upload.unchanged": "Ongewijzigd: zelfde inhoud als versie {version}; er is niets opnieuw "
+        + "verwerkt.",
+      "upload.detailsCleared": "De gegevens hierboven zijn gewist: ze hoorden bij de bestanden "
+        + "die u net uploadde.",
       "upload.unknown": "onbekend",
 
       "documents.title": "Documenten",
@@ -94,7 +98,7 @@ const I18n = (() => {
       "documents.colStatus": "Status",
       "documents.colChanged": "Laatste wijziging",
       "documents.colChunks": "Stukken",
-      "documents.colTokens": "Tokens",
+      "documents.colTokens": "Woorddelen",
       "documents.previous": "Vorige",
       "documents.next": "Volgende",
       "documents.pages": "Pagina's",
@@ -122,7 +126,7 @@ const I18n = (() => {
       "document.colReceived": "Ontvangen",
       "document.colFinished": "Klaar",
       "document.colChunks": "Stukken",
-      "document.colTokens": "Tokens besteed",
+      "document.colTokens": "Woorddelen verwerkt",
       "fact.status": "Status",
       "fact.source": "Bron",
       "fact.identifier": "Sleutel",
@@ -131,11 +135,12 @@ const I18n = (() => {
       "fact.tags": "Labels",
       "fact.indexed": "Geïndexeerde versie",
       "fact.chunks": "Stukken",
-      "fact.tokens": "Tokens",
+      "fact.tokens": "Omvang",
       "fact.changed": "Laatste wijziging",
       "fact.version": "versie {number}",
       "fact.noneYet": "nog geen",
-      "fact.tokensText": "{inChunks} in stukken, {spent} besteed aan embeddings",
+      "fact.tokensText": "{inChunks} woorddelen in de stukken; {spent} woorddelen verwerkt voor de "
+        + "zoekindex (alle versies)",
       "error.title": "De nieuwste versie kon niet worden geïndexeerd",
       "error.noReason": "Er is geen reden vastgelegd.",
       "error.retry": "Dit is mogelijk tijdelijk: kies Opnieuw verwerken om het nog eens te "
@@ -176,20 +181,20 @@ const I18n = (() => {
       "version.downloaded": "Het originele bestand is gedownload.",
       "history.uploadedBy": "geüpload door {who}",
       "history.by": "door {who}",
-      "history.after": "na {duration}",
+      "history.took": "duurde {duration}",
       "chunks.title": "Stuk {number}",
       "chunks.ocr": "gescand, OCR {confidence} %",
       "ocr.page": "pagina",
       "ocr.pages": "pagina's",
       "ocr.low": "Gescand; tekst herkend met lage betrouwbaarheid op {pages}: controleer de stukken.",
       "ocr.read": "Gescand; de tekst van {pages} is herkend met OCR (betrouwbaarheid {confidence} %).",
-      "chunks.tokens": "{count} tokens",
+      "chunks.tokens": "{count} woorddelen",
       "chunks.page": "pagina {page}",
       "chunks.pages": "pagina's {first}\u2013{last}",
       "chunks.pagesHint": "De pagina's van de eigen tekst van dit stuk (zonder de overlap).",
       "chunks.headingPath": "Kopjespad: ",
       "chunks.beforeHeading": "(vóór het eerste kopje)",
-      "chunks.overlap": "Overlap met het vorige stuk ({count} tokens)",
+      "chunks.overlap": "Overlap met het vorige stuk ({count} woorddelen)",
       "chunks.own": "Eigen tekst",
       "chunks.raw": "Markdown bekijken",
       "chunks.textLabel": "Tekst van stuk {number}",
@@ -211,7 +216,7 @@ const I18n = (() => {
       "status.received": "Ontvangen, wacht op verwerking",
       "status.converting": "Wordt omgezet naar tekst",
       "status.chunking": "Wordt in stukken geknipt",
-      "status.embedding": "Embeddings worden berekend",
+      "status.embedding": "De zoekindex wordt berekend",
       "status.upserting": "Wordt in de zoekindex geschreven",
       "status.indexed": "Geïndexeerd: de chatbot kan het gebruiken",
       "status.failed": "Mislukt",
@@ -221,7 +226,7 @@ const I18n = (() => {
       "badge.received": "ontvangen",
       "badge.converting": "omzetten",
       "badge.chunking": "knippen",
-      "badge.embedding": "embedden",
+      "badge.embedding": "berekenen",
       "badge.upserting": "indexeren",
       "badge.indexed": "geïndexeerd",
       "badge.failed": "mislukt",
@@ -271,6 +276,43 @@ const I18n = (() => {
         + "opnieuw.",
       "problem.0": "Geen antwoord van de server: controleer uw verbinding en probeer het opnieuw.",
       "problem.error": "Fout",
+      "problem.403NoScope": "Deze sleutel mag dit niet (403). Vraag de beheerders om een sleutel "
+        + "met de juiste bevoegdheid.",
+      "problem.other": "De server kon dit niet uitvoeren (foutstatus {status}). Probeer het "
+        + "opnieuw; blijft het misgaan, vraag dan het supportteam.",
+
+      // What the chunker found in a chunk (its `kinds`).
+      "kind.heading": "kopje",
+      "kind.text": "tekst",
+      "kind.list": "lijst",
+      "kind.table": "tabel",
+      "kind.admonition": "kader",
+      "kind.code": "code",
+      "kind.quote": "citaat",
+      "kind.html": "HTML",
+      // A version's file type (`media_type`), as an editor names it.
+      "media.text/markdown": "Markdown",
+      "media.text/x-markdown": "Markdown",
+      "media.text/plain": "tekst",
+      "media.text/html": "HTML",
+      "media.application/pdf": "PDF",
+      "media.application/vnd.openxmlformats-officedocument.wordprocessingml.document": "Word (.docx)",
+      // Named systems that act on a version (an event's `actor`), not a person's key name.
+      "actor.reaper": "de automatische controle",
+      "actor.cli": "de beheerders (opdrachtregel)",
+      "actor.cms": "het CMS",
+      // Where documents come from (`source`).
+      "source.upload": "geüpload",
+      "source.files": "bestanden",
+      "source.cms": "CMS",
+      // The service's history notes (English on the server), in Dutch; see detail() below.
+      "detail.sameContent": "zelfde inhoud als versie {number}",
+      "detail.samePage": "de opgehaalde pagina is gelijk aan versie {number}",
+      "detail.indexed": "versie {number} geïndexeerd",
+      "detail.arrived": "versie {number} binnengekomen",
+      "detail.removed": "document verwijderd",
+      "detail.leaseRanOut": "de verwerking ervan stopte halverwege: opnieuw ingepland",
+      "detail.noTask": "{seconds} seconden zonder verwerking: opnieuw ingepland",
 
       "errors.pdf_encrypted": "De PDF is beveiligd met een wachtwoord. Sla hem op zonder "
         + "beveiliging en upload hem opnieuw.",
@@ -303,9 +345,38 @@ const I18n = (() => {
       "errors.fetch_refused": "Het adres van de pagina is niet toegestaan.",
       "errors.stuck": "De verwerking bleef hangen en is na meerdere pogingen gestopt. Kies "
         + "Opnieuw verwerken.",
-      "errors.embedding_quota": "Het tegoed bij de embeddingdienst is op. Vraag het supportteam.",
-      "errors.tokenizer_unavailable": "De tokenizer kon niet worden geladen. Vraag het "
+      "errors.transient_error": "Een tijdelijke storing. Kies Opnieuw verwerken om het nog eens te "
+        + "proberen; blijft het misgaan, vraag dan het supportteam.",
+      "errors.internal_error": "Er ging iets onverwachts mis in de verwerking. Kies Opnieuw "
+        + "verwerken; blijft het misgaan, vraag dan het supportteam (zij vinden de details in de "
+        + "logboeken).",
+      "errors.fetch_unavailable": "Het CMS was niet bereikbaar om de pagina op te halen. Dit is "
+        + "meestal tijdelijk: kies later Opnieuw verwerken.",
+      "errors.embedding_not_configured": "De rekendienst voor de zoekindex is niet ingesteld. "
+        + "Vraag het supportteam.",
+      "errors.embedding_rejected": "De rekendienst voor de zoekindex weigerde deze tekst. Vraag "
+        + "het supportteam.",
+      "errors.embedding_unavailable": "De rekendienst voor de zoekindex was niet bereikbaar. Dit "
+        + "is meestal tijdelijk: kies later Opnieuw verwerken.",
+      "errors.embedding_invalid_response": "De rekendienst voor de zoekindex gaf een onbruikbaar "
+        + "antwoord. Kies Opnieuw verwerken; blijft het misgaan, vraag dan het supportteam.",
+      "errors.embedding_dimensions": "De rekendienst voor de zoekindex past niet bij de "
+        + "zoekindex (verkeerde instelling). Vraag het supportteam.",
+      "errors.embedder_missing": "De rekendienst voor de zoekindex ontbreekt. Vraag het "
         + "supportteam.",
+      "errors.empty_input": "Een stuk tekst was leeg en kon niet worden verwerkt. Vraag het "
+        + "supportteam.",
+      "errors.input_too_long": "Een stuk tekst was te lang voor de zoekindex. Vraag het "
+        + "supportteam.",
+      "errors.qdrant_locked": "De zoekindex was bezet. Kies later Opnieuw verwerken.",
+      "errors.configuration": "De dienst is verkeerd ingesteld. Vraag het supportteam.",
+      "errors.database": "De database gaf een fout. Probeer het later opnieuw of vraag het "
+        + "supportteam.",
+      "errors.no_schema": "De database is nog niet ingericht. Vraag het supportteam.",
+      "errors.embedding_quota": "Het tegoed bij de rekendienst voor de zoekindex is op. Vraag het "
+        + "supportteam.",
+      "errors.tokenizer_unavailable": "Het onderdeel dat tekst in woorddelen opdeelt kon niet "
+        + "worden geladen. Vraag het supportteam.",
       "errors.front_matter_refused": "De front matter (de YAML tussen de ---regels bovenaan) is "
         + "geweigerd: geen YAML-ankers of -aliassen (&naam, *naam), hoogstens 64 KB en 20 niveaus "
         + "diep, en alleen datums die bestaan (zoals 2024-05-01; zet andere waarden tussen "
@@ -386,6 +457,10 @@ const I18n = (() => {
       "upload.progressLabel": "Upload of {name}",
       "upload.readyCount": "{count} file(s) ready to upload.",
       "upload.receivedAnnounce": "{name}: received.",
+      "upload.unchanged": "Unchanged: same content as version {version}; nothing was processed "
+        + "again.",
+      "upload.detailsCleared": "The details above were cleared: they belonged to the files you "
+        + "just uploaded.",
       "upload.unknown": "unknown",
 
       "documents.title": "Documents",
@@ -482,7 +557,7 @@ const I18n = (() => {
       "version.downloaded": "The original file was downloaded.",
       "history.uploadedBy": "uploaded by {who}",
       "history.by": "by {who}",
-      "history.after": "after {duration}",
+      "history.took": "took {duration}",
       "chunks.title": "Chunk {number}",
       "chunks.ocr": "scanned, OCR {confidence} %",
       "ocr.page": "page",
@@ -616,6 +691,32 @@ const I18n = (() => {
     return key in tables[lang] || key in tables.en;
   }
 
+  // A chunk's block kind and a document's source, in words (the code itself when unknown).
+  const kind = (name) => (has(`kind.${name}`) && lang !== "en" ? t(`kind.${name}`) : name);
+  const mediaType = (name) => (has(`media.${name}`) && lang !== "en" ? t(`media.${name}`) : name);
+  const actor = (name) => (has(`actor.${name}`) && lang !== "en" ? t(`actor.${name}`) : name);
+  const source = (name) => (has(`source.${name}`) && lang !== "en" ? t(`source.${name}`) : name);
+
+  // The notes the service writes on its history events (shared/repository, the reaper) are
+  // English; on the Dutch page the known ones are said in Dutch.
+  const DETAILS = [
+    [/^same content as version (\d+)$/, "detail.sameContent"],
+    [/^fetched page is the same as version (\d+)$/, "detail.samePage"],
+    [/^version (\d+) indexed$/, "detail.indexed"],
+    [/^version (\d+) arrived$/, "detail.arrived"],
+    [/^document (?:removed|deleted)$/, "detail.removed"],
+    [/^the task working on it stopped \(its lease ran out\): sent again$/, "detail.leaseRanOut"],
+    [/^no task for (\d+)s: sent again$/, "detail.noTask"],
+  ];
+  function detail(text) {
+    if (lang === "en" || !text) return text;
+    for (const [pattern, key] of DETAILS) {
+      const match = pattern.exec(text);
+      if (match) return t(key, { number: match[1], seconds: match[1] });
+    }
+    return text;
+  }
+
   // Static texts of the page (index.html and anything else marked up the same way).
   function apply(root = document) {
     document.documentElement.lang = lang;
@@ -647,6 +748,11 @@ const I18n = (() => {
   return {
     t,
     has,
+    kind,
+    actor,
+    mediaType,
+    source,
+    detail,
     apply,
     add,
     setLang,

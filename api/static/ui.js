@@ -86,7 +86,9 @@ const Ui = (() => {
     const ms = Date.parse(toIso) - Date.parse(fromIso);
     if (!(ms >= 0)) return "";
     if (ms < 1000) return `${ms} ms`;
-    if (ms < 60000) return `${(ms / 1000).toFixed(1)} s`;
+    // "1,2 s" on the Dutch page, "1.2 s" on the English one.
+    const tenths = new Intl.NumberFormat(I18n.locale, { minimumFractionDigits: 1, maximumFractionDigits: 1 });
+    if (ms < 60000) return `${tenths.format(ms / 1000)} s`;
     return `${Math.floor(ms / 60000)} min ${Math.round((ms % 60000) / 1000)} s`;
   }
 

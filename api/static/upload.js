@@ -115,12 +115,38 @@ const UploadView = (() => {
       }
     }
     busy = false;
-    $("f-title").value = ""; // a title belongs to one file; the other details often repeat
+    if (ready.some((i) => i.state === "done")) clearDetails();
     render();
+  }
+
+  // The details belong to the files just sent: cleared after an upload, so that labels or a
+  // language are never carried silently onto the next, unrelated files (a wrong label or
+  // language misleads the chatbot's filters; typing them again costs seconds). A note says so.
+  const DETAILS = ["f-title", "f-folder", "f-source-url", "f-language", "f-tags"];
+  function clearDetails() {
+    const filled = DETAILS.some((id) => $(id).value.trim());
+    for (const id of DETAILS) $(id).value = "";
+    showCleared(filled);
+  }
+
+  function showCleared(on) {
+    let note = $("details-cleared");
+    if (!note) {
+      note = el("p", { id: "details-cleared", class: "hint", role: "status" });
+      $("f-tags").closest("fieldset").append(note);
+    }
+    note.hidden = !on;
+    note.textContent = on ? t("upload.detailsCleared") : "";
   }
 
   // "Received as version 2. New version of “Knieoperatie”, uploaded by editors on 22 Nov 2026."
   function received(accepted) {
+    // The same bytes as the indexed version: nothing new, and nothing is processed again.
+    if (accepted.status === "unchanged") {
+      const same = accepted.same_as_version
+        ?? (accepted.new_version_of ? accepted.new_version_of.version : accepted.version - 1);
+      return t("upload.unchanged", { version: same });
+    }
     const words = t("upload.received", { version: accepted.version });
     const before = accepted.new_version_of;
     if (!before) return words;
@@ -133,6 +159,8 @@ const UploadView = (() => {
   }
 
   function texts() {
+    const note = $("details-cleared");
+    if (note && !note.hidden) note.textContent = t("upload.detailsCleared");
     $("drop-hint").textContent = t("upload.dropHint",
       { limit: limit ? Api.formatBytes(limit) : t("upload.theLimit") });
     render();
@@ -153,6 +181,7 @@ const UploadView = (() => {
       add(e.dataTransfer.files);
     });
     $("upload-form").addEventListener("submit", send);
+    for (const id of DETAILS) $(id).addEventListener("input", () => showCleared(false));
     $("clear-button").addEventListener("click", () => { queue.length = 0; render(); });
     texts();
   }

@@ -66,6 +66,7 @@ if TYPE_CHECKING:
         failures_by_code,
         find_document,
         get_document,
+        indexed_version_number,
         latest_version,
         list_documents,
         previous_version,

@@ -335,6 +335,15 @@ def documents_with_id_prefix(session: Session, prefix: str) -> list[Document]:
     return [doc for i in ids[:20] if (doc := session.get(Document, i)) is not None]
 
 
+def indexed_version_number(session: Session, document_id: uuid.UUID) -> int | None:
+    """The number of a document's indexed (current) version, or None."""
+    return session.execute(
+        sa.select(DocumentVersion.number)
+        .join(Document, Document.current_version_id == DocumentVersion.id)
+        .where(Document.id == document_id)
+    ).scalar_one_or_none()
+
+
 def previous_version(
     session: Session, document_id: uuid.UUID, number: int
 ) -> tuple[DocumentVersion, str | None] | None:

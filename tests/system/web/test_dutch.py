@@ -32,6 +32,7 @@ from tests.support.api import (
     signed_headers,
     use_settings,
 )
+from tests.support.dutch_words import english_words
 from tests.support.pdfs import brochure_pdf, encrypted_pdf
 from tests.support.pipeline import PipelineEnv
 from tests.support.services import empty_redis_database, free_port, serve_http
@@ -100,6 +101,13 @@ def aanmelden(page: Page, base_url: str) -> None:
     expect(page.get_by_role("heading", name="Documenten uploaden", level=1)).to_be_focused()
 
 
+def no_english(page: Page) -> None:
+    """The visible page holds no English words (see test_dutch_words.py), here over a real
+    document's life."""
+    text = page.locator("body").inner_text()
+    assert not english_words(text), (english_words(text), text)
+
+
 def test_the_dutch_page_end_to_end(dutch_page: Page, site: str, pipeline: PipelineEnv) -> None:
     page = dutch_page
     aanmelden(page, site)
@@ -123,6 +131,7 @@ def test_the_dutch_page_end_to_end(dutch_page: Page, site: str, pipeline: Pipeli
         for name in ("folder.pdf", "beveiligd.pdf"):
             expect(queue_item(page, name)).to_contain_text("Ontvangen als versie 1.")
         screenshot(page, "nl-upload")
+        no_english(page)
 
         menu = page.get_by_role("navigation", name="Hoofdmenu")
         menu.get_by_role("link", name="Documenten").click()
@@ -140,6 +149,7 @@ def test_the_dutch_page_end_to_end(dutch_page: Page, site: str, pipeline: Pipeli
         expect(page.locator("#documents-table tbody tr")).to_have_count(1)
         page.get_by_label("Status", exact=True).select_option("")
         screenshot(page, "nl-documents")
+        no_english(page)
 
         # A failure the file itself causes: explained in Dutch, its code kept, no re-ingest.
         page.get_by_role("link", name="beveiligd.pdf", exact=True).click()
@@ -151,6 +161,7 @@ def test_the_dutch_page_end_to_end(dutch_page: Page, site: str, pipeline: Pipeli
         expect(page.get_by_role("button", name="Opnieuw verwerken")).to_be_hidden()
         expect(page.get_by_role("button", name="Verwijderen…")).to_be_visible()
         screenshot(page, "nl-document-failed")
+        no_english(page)
 
         # A PDF chunk: the pages of its own text.
         page.get_by_role("link", name="Alle documenten").click()
@@ -188,7 +199,7 @@ def test_the_dutch_page_end_to_end(dutch_page: Page, site: str, pipeline: Pipeli
             overlap = article.locator(".chunk-overlap")
             if chunk["overlap_tokens"]:
                 expect(overlap).to_contain_text(
-                    f"Overlap met het vorige stuk ({chunk['overlap_tokens']} tokens)"
+                    f"Overlap met het vorige stuk ({chunk['overlap_tokens']} woorddelen)"
                 )
             else:
                 expect(overlap).to_have_count(0)
@@ -208,20 +219,37 @@ def test_the_dutch_page_end_to_end(dutch_page: Page, site: str, pipeline: Pipeli
         expect(raw.locator("pre")).to_be_visible()
         expect(raw.locator("pre")).to_contain_text("## Voorbereiding")
         screenshot(page, "nl-document", height=1500)
+        no_english(page)
         with_overlap = next(i for i, chunk in enumerate(chunks) if chunk["overlap_tokens"])
         articles.nth(with_overlap).screenshot(path=str(DOCS / "screenshot-nl-chunk.png"))
 
-        # The same name again: a visible new version.
+        # The same bytes again: unchanged, said so (not a new version).
         page.get_by_role("link", name="Uploaden").click()
+        choose_files(page, ("heupoperatie.md", "text/markdown", heup_page().encode()))
+        with page.expect_response(lambda r: r.request.method == "POST") as answered:
+            page.get_by_role("button", name="Uploaden", exact=True).click()
+        repeated = answered.value.json()["documents"][0]
+        assert repeated["status"] == "unchanged" and repeated["same_as_version"] == 1
+        assert repeated["note"] == (
+            "Unchanged: same content as version 1; nothing was processed again."
+        )
+        expect(queue_item(page, "heupoperatie.md").last).to_contain_text(
+            "Ongewijzigd: zelfde inhoud als versie 1; er is niets opnieuw verwerkt."
+        )
+        unchanged = api(site, f"/v1/documents/{heup_id}")["versions"][-1]
+        assert unchanged["number"] == 2 and unchanged["status"] == "unchanged"
+
+        # The same name again: a visible new version.
         changed = heup_page().encode() + b"\nNieuw.\n"
         choose_files(page, ("heupoperatie.md", "text/markdown", changed))
         page.get_by_role("button", name="Uploaden", exact=True).click()
         expect(queue_item(page, "heupoperatie.md").last).to_contain_text(
             re.compile(
-                r"Ontvangen als versie 2\. Nieuwe versie van \u201cHeupoperatie\u201d, "
+                r"Ontvangen als versie 3\. Nieuwe versie van \u201cHeupoperatie\u201d, "
                 r"geüpload door editors op .*2026"
             )
         )
+        no_english(page)
 
 
 ALIASED = "---\nbase: &b knie\ntags: *b\n---\n# Knieoperatie\n\nTekst.\n"  # refused front matter
