@@ -130,8 +130,24 @@ def _openapi(app: FastAPI) -> dict[str, Any]:
         schemas = document.setdefault("components", {}).setdefault("schemas", {})
         schemas.update(event_schema.pop("$defs", {}))
         schemas["CmsEvent"] = event_schema
+        _document_body_limits(document)
         app.openapi_schema = document
     return app.openapi_schema
+
+
+def _document_body_limits(document: dict[str, Any]) -> None:
+    """Every route that takes a body may answer 413 (`api.middleware.BodyLimit` refuses a body
+    over its limit before the route runs): say so where a route did not already."""
+    for operations in document.get("paths", {}).values():
+        for operation in operations.values():
+            if isinstance(operation, dict) and "requestBody" in operation:
+                operation.setdefault("responses", {}).setdefault(
+                    "413",
+                    {
+                        "description": "The body is larger than its limit (problem details "
+                        "name the limit and its setting)."
+                    },
+                )
 
 
 app = create_app()
