@@ -291,7 +291,13 @@ class Packer:
             return [whole]
         if 2 * lead > self.cap:
             return None  # headings longer than half a chunk: leave them where they are
-        if draft.end != self.blocks[draft.last].end:  # the first piece of a split block
+        if draft.first == draft.last and draft.end != self.blocks[draft.first].end:
+            # The first piece of a split block, over the maximum with the headings: cut that
+            # piece again, as its block (fences closed and reopened), the headings in front.
+            return self._cut_with_headings(
+                heading, draft, replace(self.blocks[draft.first], end=draft.end)
+            )
+        if draft.end != self.blocks[draft.last].end:  # blocks, then the first piece of one
             first, *rest = self.smaller(draft)
             joined = replace(whole, end=first.end, suffix=first.suffix, tokens=lead + first.tokens)
             return [joined, *rest] if joined.tokens <= self.hard else None
@@ -308,7 +314,12 @@ class Packer:
                 return None
             tail = replace(self._draft(cut + 1, draft.last + 1), end=draft.end, suffix=draft.suffix)
             return [*led, tail]
-        block = self.blocks[draft.first]
+        return self._cut_with_headings(heading, draft, self.blocks[draft.first])
+
+    def _cut_with_headings(self, heading: int, draft: Draft, block: Block) -> list[Draft]:
+        """One block's text (`draft`'s) in pieces, the first with the headings from block
+        `heading` on in front of it, each small enough for them."""
+        lead = self._estimate(heading, draft.first) + 1
         pieces = split_block(self.source, block, self.target, self.cap - lead, self.doc)
         drafts = [
             replace(draft, start=p.start, end=p.end, tokens=p.tokens, prefix=p.prefix)

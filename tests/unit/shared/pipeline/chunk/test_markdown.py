@@ -303,3 +303,21 @@ def test_sections_of_a_split_h1_pack_together_or_stand_alone_by_setting() -> Non
     assert [c.headings for c in alone] == [["Folder", f"Deel {n}"] for n in range(6)]
     check_chunks(text, alone, ChunkSettings(pack_sections=False))
     assert Settings(chunk_pack_sections=False).chunk_pack_sections is False
+
+
+def test_heading_stays_with_a_split_code_block_whose_first_piece_nearly_fills_a_chunk() -> None:
+    """The first piece of a split code block, cut for a chunk on its own, no longer fits with
+    the long heading in front: it is cut again (fences closed and reopened), not left behind
+    with the heading alone at the end of the chunk before."""
+    small = ChunkSettings(
+        target_tokens=90, max_tokens=120, overlap_tokens=25, min_tokens=20, pack_sections=False
+    )
+    heading = "# " + " ".join(f"kop{i}" for i in range(14))
+    code = "\n".join(" ".join(f"x{j}y{i}" for i in range(23)) for j in range(3))
+    for closing in ("\n```", ""):  # closed, and left open at the end of the document
+        text = f"Intro tekst hier.\n\n{heading}\n\n```\n{code}{closing}\n\nSlot.\n"
+        chunks = chunk_markdown(text, small)
+        check_chunks(text, chunks, small)
+        assert not any(c.text.rstrip().endswith(heading) for c in chunks)
+        led = next(c for c in chunks if heading in c.text)
+        assert led.kinds == ["heading", "code"] and fences_balanced(led.text)
