@@ -238,7 +238,9 @@ def upload(
     if len(set(identities)) != len(identities):
         raise ApiProblem(422, "Two files in one request have the same name (external id).")
 
-    registered = ingest.submit_many(news, request.app.state.enqueue)
+    registered = ingest.submit_many(
+        news, request.app.state.enqueue, request.app.state.enqueue_relabel
+    )
     with transaction() as session:
         previous = [_previous(session, r) for r in registered]
         same_as = [_same_as(session, r) for r in registered]
