@@ -16,7 +16,10 @@ from shared.states import Status
 from tests.support.pipeline import PipelineEnv, document_point_ids
 from tests.support.steps import register, to_embedding
 
-FIRST = b"# Knie\n\n## Voorbereiding\n\nNeem uw identiteitsbewijs mee.\n\n## Herstel\n\nU loopt met krukken.\n"
+FIRST = (
+    b"# Knie\n\n## Voorbereiding\n\nNeem uw identiteitsbewijs mee.\n\n"
+    b"## Herstel\n\nU loopt met krukken.\n"
+)
 SECOND = FIRST + b"\n## Koorts\n\nBel de afdeling bij koorts boven 38,5 graden.\n"
 
 
