@@ -55,6 +55,7 @@ def fields_of(body: FieldsBody) -> dict[str, Any]:
     summary="Change the document's title, URL, language or labels (no new bytes, 0 tokens)",
     response_model=FieldsUpdated,
     responses={
+        400: {"description": "The body is not JSON."},
         401: {"description": "No or wrong API key."},
         403: {"description": "The API key's scopes do not allow this."},
         404: {"description": "No such document (or deleted)."},
