@@ -41,6 +41,7 @@ from bench.report import write_section  # noqa: E402
 from shared import documents, ingest  # noqa: E402
 from shared import repository as repo  # noqa: E402
 from shared.db import transaction  # noqa: E402
+from shared.documents import METADATA  # noqa: E402
 from shared.migrate import upgrade  # noqa: E402
 from shared.models import Document, DocumentVersion  # noqa: E402
 from shared.pipeline import indexing, wiring  # noqa: E402
@@ -360,7 +361,7 @@ def run(seed: int) -> dict[str, Any]:
             "verify": verified.stdout.strip().splitlines()[0] if verified.stdout else "",
             "verify_ok": verified.returncode == 0,
             "edits": edits,
-            "metadata_versions": sum(1 for v in versions if v.kind == documents.METADATA),
+            "metadata_versions": sum(1 for v in versions if v.kind == METADATA),
             "payload_mismatches": mismatches,
             "points_compared": compared,
             "deadlocks_pg": deadlocks(db_url),

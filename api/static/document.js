@@ -135,9 +135,12 @@ const DocumentView = (() => {
       el("td", { class: "num" }, v.number),
       el("td", {}, badge(v.status),
         v.error_message ? el("small", { class: "block" }, errorWords(v.error_code, v.error_message)) : null),
-      el("td", {}, v.filename || "\u2014",
-        el("small", { class: "block muted" }, `${I18n.mediaType(v.media_type)}, ${Api.formatBytes(v.size_bytes)}`),
-        v.size_bytes ? downloadButton(d.id, v) : null),
+      // A metadata version has no bytes of its own: only the document's fields changed.
+      v.kind === "metadata"
+        ? el("td", {}, el("small", { class: "block muted" }, t("version.metadata")))
+        : el("td", {}, v.filename || "\u2014",
+          el("small", { class: "block muted" }, `${I18n.mediaType(v.media_type)}, ${Api.formatBytes(v.size_bytes)}`),
+          v.size_bytes ? downloadButton(d.id, v) : null),
       el("td", {}, v.uploaded_by || "\u2014"),
       el("td", {}, time(v.received_at)),
       el("td", {}, time(v.finished_at)),

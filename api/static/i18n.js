@@ -179,6 +179,7 @@ const I18n = (() => {
       "version.download": "Origineel downloaden",
       "version.downloadLabel": "Het originele bestand van versie {number} downloaden",
       "version.downloaded": "Het originele bestand is gedownload.",
+      "version.metadata": "gegevens gewijzigd (titel, URL, taal of labels)",
       "history.uploadedBy": "geüpload door {who}",
       "history.by": "door {who}",
       "history.took": "duurde {duration}",
@@ -313,7 +314,16 @@ const I18n = (() => {
       "detail.removed": "document verwijderd",
       "detail.leaseRanOut": "de verwerking ervan stopte halverwege: opnieuw ingepland",
       "detail.noTask": "{seconds} seconden zonder verwerking: opnieuw ingepland",
+      "detail.metadata": "gegevens gewijzigd: {fields}",
+      "detail.relabelled": "gegevens bijgewerkt in {number} stukken van de zoekindex, zonder "
+        + "opnieuw te rekenen",
+      "field.title": "titel",
+      "field.source_url": "URL",
+      "field.language": "taal",
+      "field.tags": "labels",
 
+      "errors.no_fields": "Geef minstens één gegeven op om te wijzigen: titel, URL, taal of "
+        + "labels.",
       "errors.pdf_encrypted": "De PDF is beveiligd met een wachtwoord. Sla hem op zonder "
         + "beveiliging en upload hem opnieuw.",
       "errors.pdf_corrupt": "De PDF is beschadigd en kan niet worden gelezen. Exporteer hem "
@@ -555,6 +565,7 @@ const I18n = (() => {
       "version.download": "Download original",
       "version.downloadLabel": "Download the original file of version {number}",
       "version.downloaded": "The original file was downloaded.",
+      "version.metadata": "fields changed (title, URL, language or labels)",
       "history.uploadedBy": "uploaded by {who}",
       "history.by": "by {who}",
       "history.took": "took {duration}",
@@ -707,12 +718,19 @@ const I18n = (() => {
     [/^document (?:removed|deleted)$/, "detail.removed"],
     [/^the task working on it stopped \(its lease ran out\): sent again$/, "detail.leaseRanOut"],
     [/^no task for (\d+)s: sent again$/, "detail.noTask"],
+    [/^metadata updated: ([a-z_, ]+)$/, "detail.metadata"],
+    [/^fields written on (\d+) points, nothing embedded$/, "detail.relabelled"],
   ];
+  // "title, tags" -> "titel, labels"
+  const fieldNames = (names) => (names || "").split(", ")
+    .map((name) => (has(`field.${name}`) ? t(`field.${name}`) : name)).join(", ");
   function detail(text) {
     if (lang === "en" || !text) return text;
     for (const [pattern, key] of DETAILS) {
       const match = pattern.exec(text);
-      if (match) return t(key, { number: match[1], seconds: match[1] });
+      if (match) {
+        return t(key, { number: match[1], seconds: match[1], fields: fieldNames(match[1]) });
+      }
     }
     return text;
   }
