@@ -49,10 +49,15 @@ class Accepted(BaseModel):
     media_type: str
     external_id: str
     new_version_of: PreviousVersion | None = None
+    kind: Literal["content", "metadata"] = Field(
+        default="content",
+        description="`metadata`: the same bytes as the indexed version with other fields "
+        "(title, URL, language, tags): only the index's payloads are rewritten, 0 tokens.",
+    )
     same_as_version: int | None = Field(
         default=None,
-        description="Set when `status` is `unchanged`: the indexed version whose bytes this "
-        "upload repeats (nothing is processed again).",
+        description="Set when `status` is `unchanged` or `kind` is `metadata`: the indexed "
+        "version whose bytes this upload repeats (nothing is processed again).",
     )
     note: str | None = Field(
         default=None,

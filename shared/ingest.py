@@ -52,6 +52,8 @@ def _send(registered: repo.Registered, enqueue: Enqueue, relabel: Enqueue | None
     if registered.status is Status.RECEIVED:
         send = relabel if registered.kind == METADATA and relabel is not None else enqueue
         send_after_commit(send, registered.version_id)
+    if registered.relabel_id is not None:
+        send_after_commit(relabel or enqueue, registered.relabel_id)
 
 
 def submit_many(

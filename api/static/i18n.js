@@ -72,6 +72,9 @@ const I18n = (() => {
       "upload.ready": "Klaar om te uploaden",
       "upload.uploading": "Bezig met uploaden…",
       "upload.received": "Ontvangen als versie {version}.",
+      "upload.metadata": "Ontvangen als versie {version}: zelfde inhoud als versie {same}, "
+        + "alleen de gegevens (titel, URL, taal of labels) zijn gewijzigd; er wordt niets "
+        + "opnieuw verwerkt.",
       "upload.newVersion": "Nieuwe versie van \u201c{title}\u201d, geüpload door {who} op {date}.",
       "upload.follow": "Volgen",
       "upload.remove": "Verwijderen",
@@ -473,6 +476,8 @@ const I18n = (() => {
       "upload.ready": "Ready to upload",
       "upload.uploading": "Uploading…",
       "upload.received": "Received as version {version}.",
+      "upload.metadata": "Received as version {version}: same content as version {same}, only "
+        + "the details (title, URL, language or labels) changed; nothing is processed again.",
       "upload.newVersion": "New version of \u201c{title}\u201d, uploaded by {who} on {date}.",
       "upload.follow": "Follow it",
       "upload.remove": "Remove",

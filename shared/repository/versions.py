@@ -105,6 +105,9 @@ class Registered:
     superseded: list[uuid.UUID]
     kind: str = CONTENT
     changed: tuple[str, ...] = ()  # the payload fields it changed (a metadata version's)
+    # A page sent by URL with other fields: a metadata version made with it, so the current
+    # points get them whatever the fetch finds (the bytes may turn out unchanged).
+    relabel_id: uuid.UUID | None = None
 
 
 def dialect_insert(session: Session) -> Any:
@@ -204,6 +207,10 @@ def register_version(session: Session, new: NewVersion) -> Registered:
         )
     elif not same_as and not new_document:
         superseded = supersede_in_flight(session, document.id, keep=version.id, newer=version)
+    relabel = None
+    if new.content_url and not new.content and changed and document.current_version_id:
+        current = session.get(DocumentVersion, document.current_version_id)
+        relabel = _metadata_version(session, document, changed, new.uploaded_by, current).id
     return Registered(
         document.id,
         version.id,
@@ -212,7 +219,48 @@ def register_version(session: Session, new: NewVersion) -> Registered:
         superseded,
         kind,
         tuple(changed) if kind == METADATA else (),
+        relabel,
     )
+
+
+def _metadata_version(
+    session: Session,
+    document: Document,
+    changed: list[str],
+    actor: str | None,
+    like: DocumentVersion | None,
+) -> DocumentVersion:
+    """A `metadata` version of the document (`received`, for the relabel step), with its
+    event naming the fields; no bytes of its own (`like`'s checksum and type are shown)."""
+    now = utcnow()
+    document.version_count += 1
+    version = DocumentVersion(
+        id=uuid.uuid4(),
+        document_id=document.id,
+        number=document.version_count,
+        kind=METADATA,
+        content=b"",
+        sha256=like.sha256 if like else "",
+        size_bytes=0,
+        media_type=like.media_type if like else "",
+        filename=like.filename if like else None,
+        status=Status.RECEIVED,
+        uploaded_by=actor,
+        received_at=now,
+        updated_at=now,
+    )
+    session.add(version)
+    session.flush()
+    add_event(
+        session,
+        document.id,
+        version.id,
+        None,
+        Status.RECEIVED,
+        actor=actor,
+        detail=metadata_detail(changed),
+    )
+    return version
 
 
 def fields_of(document: Document) -> dict[str, Any]:
@@ -260,36 +308,9 @@ def register_field_changes(
             Status.UNCHANGED,
             [],
         )
-    now = utcnow()
-    document.version_count += 1
-    version = DocumentVersion(
-        id=uuid.uuid4(),
-        document_id=document.id,
-        number=document.version_count,
-        kind=METADATA,
-        content=b"",
-        sha256=latest.sha256 if latest else "",
-        size_bytes=0,
-        media_type=latest.media_type if latest else "",
-        filename=latest.filename if latest else None,
-        status=Status.RECEIVED,
-        uploaded_by=actor,
-        received_at=now,
-        updated_at=now,
-    )
-    session.add(version)
     _set_fields(document, given, changed)
-    document.updated_at = now
-    session.flush()
-    add_event(
-        session,
-        document.id,
-        version.id,
-        None,
-        Status.RECEIVED,
-        actor=actor,
-        detail=metadata_detail(changed),
-    )
+    document.updated_at = utcnow()
+    version = _metadata_version(session, document, changed, actor, latest)
     return Registered(
         document.id, version.id, version.number, Status.RECEIVED, [], METADATA, tuple(changed)
     )

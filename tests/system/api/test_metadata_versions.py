@@ -91,6 +91,8 @@ def test_title_and_label_edits_reach_the_index_without_a_token(
 
         same_bytes = send(http, BODY, title="Heupoperatie: de folder")
         assert same_bytes["status"] == "received"  # not `unchanged`: the title is new
+        assert same_bytes["kind"] == "metadata" and same_bytes["same_as_version"] == 1
+        assert "metadata updated (title)" in same_bytes["note"]
         version_done(http, document_id, same_bytes["version_id"])
         detail = http.get(f"/v1/documents/{document_id}").json()
     assert paid_inputs(pipeline) == paid and len(pipeline.fake.requests) == requests

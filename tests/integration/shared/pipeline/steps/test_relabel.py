@@ -5,6 +5,7 @@ when it finalizes, whichever of the two came first."""
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 from typing import Any
 
@@ -15,6 +16,7 @@ from shared.pipeline.verify import verify
 from shared.states import Status
 from tests.support.pipeline import PipelineEnv, document_point_ids
 from tests.support.steps import register, to_embedding
+from tests.support.versions import new_version
 
 FIRST = (
     b"# Knie\n\n## Voorbereiding\n\nNeem uw identiteitsbewijs mee.\n\n"
@@ -118,3 +120,21 @@ def test_a_field_change_before_the_upsert_is_in_the_new_points(pipeline: Pipelin
     with transaction() as session:
         version = repo.load_version(session, second)
         assert version is not None and version.status == Status.INDEXED
+
+
+def test_a_page_sent_by_url_with_a_new_title_relabels_at_once(pipeline: PipelineEnv) -> None:
+    """Its bytes are known only once fetched, and may be the indexed ones (then the version
+    ends `unchanged`): the title goes to the current points by a metadata version made with
+    it."""
+    first = register(FIRST, "knie", title="Oud")
+    indexed(first)
+    by_url = new_version(
+        b"", "knie", filename="knie.md", title="Nieuw", content_url="https://cms.example/knie"
+    )
+    by_url = dataclasses.replace(by_url, sha256="")
+    with transaction() as session:
+        registered = repo.register_version(session, by_url)
+    assert registered.kind == "content" and registered.relabel_id is not None
+    assert steps.relabel_versions([registered.relabel_id], "relabel").done
+
+    assert {p["title"] for p in payloads(pipeline, first)} == {"Nieuw"}
