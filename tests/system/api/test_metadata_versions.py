@@ -9,10 +9,14 @@ from __future__ import annotations
 
 import io
 import uuid
+from datetime import timedelta
 from typing import Any
 
+import sqlalchemy as sa
 from fastapi.testclient import TestClient
 
+from shared.db import transaction
+from shared.models import DocumentVersion, utcnow
 from shared.pipeline.verify import verify
 from tests.support.api import cms_event, post_event
 from tests.support.pipeline import PipelineEnv
@@ -166,3 +170,56 @@ def test_content_and_metadata_edits_sent_together_end_consistent(
     assert all(p["tags"] == ["ronde-4"] for p in points.values())
     assert verify().ok
     assert uuid.UUID(document_id)
+
+
+def lease(version_id: str, owner: str | None, seconds: float = 0) -> None:
+    """Another task's live lease on a version (as a slow task holds one), or none."""
+    until = utcnow() + timedelta(seconds=seconds) if owner else None
+    with transaction() as session:
+        session.execute(
+            sa.update(DocumentVersion)
+            .where(DocumentVersion.id == uuid.UUID(version_id))
+            .values(lease_owner=owner, lease_expires_at=until)
+        )
+
+
+def upserted(version_id: str) -> bool:
+    """The upsert step has built the version's points (it notes which fields they carry)."""
+    with transaction() as session:
+        version = session.get(DocumentVersion, uuid.UUID(version_id))
+        return version is not None and version.fields_revision is not None
+
+
+def test_a_title_changed_between_upsert_and_finalize_reaches_the_new_points(
+    http: TestClient, pipeline: PipelineEnv
+) -> None:
+    """The race the finalize rule is for, made certain: another task holds a version of the
+    document, so the new content version waits in finalize (busy) after its upsert wrote its
+    points with the old title. The title changes then; its relabel writes the points current
+    at that moment (the old version's). Once the other task lets go, finalize writes the
+    newest title on the new points before it makes them current."""
+    with pipeline.worker():
+        first = send(http, BODY, title="Oud")
+        document_id = first["document_id"]
+        wait_status(http, document_id, "indexed")
+        lease(first["version_id"], "a-slow-task", seconds=60)
+        second = send(http, BODY + b"\n## Koorts\n\nBel de afdeling bij koorts.\n")
+        wait_for(lambda: upserted(second["version_id"]), timeout=60, what="the upsert")
+        edited = patch(http, document_id, title="Nieuw", tags=["nieuw"])
+        version_done(http, document_id, edited["version_id"])
+        detail = http.get(f"/v1/documents/{document_id}").json()
+        assert detail["current_version_id"] == first["version_id"]  # still waiting
+        lease(first["version_id"], None)
+        wait_for(
+            lambda: (
+                http.get(f"/v1/documents/{document_id}").json()["current_version_id"]
+                == second["version_id"]
+            ),
+            timeout=60,
+            what="the new content to be current",
+        )
+    points = qdrant_points(pipeline, document_id)
+    assert points and {p["version_id"] for p in points.values()} == {second["version_id"]}
+    assert {p["title"] for p in points.values()} == {"Nieuw"}
+    assert all(p["tags"] == ["nieuw"] for p in points.values())
+    assert verify().ok
