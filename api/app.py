@@ -19,6 +19,7 @@ from api import (
     problems,
     routes_bulk,
     routes_documents,
+    routes_fields,
     routes_files,
     routes_search,
     web,
@@ -41,6 +42,13 @@ def enqueue_version(version_id: uuid.UUID) -> None:
     from worker.enqueue import enqueue_new
 
     enqueue_new(version_id)
+
+
+def enqueue_relabel(version_id: uuid.UUID) -> None:
+    """Send a metadata version to its relabel task (lazily imported, as above)."""
+    from worker.enqueue import enqueue_relabel as send
+
+    send(version_id)
 
 
 def enqueue_delete(document_id: uuid.UUID) -> None:
@@ -67,6 +75,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.api_keys = parse_keys(settings.api_keys)
     app.state.enqueue = enqueue_version
     app.state.enqueue_delete = enqueue_delete
+    app.state.enqueue_relabel = enqueue_relabel
     app.state.signature_memory = SignatureMemory(
         settings.redis_url, settings.webhook_tolerance_seconds
     )
@@ -88,6 +97,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             "max_part_size": FORM_OVERHEAD_BYTES,
         },
     )
+    app.include_router(routes_fields.router)
     app.include_router(routes_files.router)
     app.include_router(routes_search.router)
     app.include_router(webhook.router)

@@ -238,7 +238,9 @@ def upload(
     if len(set(identities)) != len(identities):
         raise ApiProblem(422, "Two files in one request have the same name (external id).")
 
-    registered = ingest.submit_many(news, request.app.state.enqueue)
+    registered = ingest.submit_many(
+        news, request.app.state.enqueue, request.app.state.enqueue_relabel
+    )
     with transaction() as session:
         previous = [_previous(session, r) for r in registered]
         same_as = [_same_as(session, r) for r in registered]
@@ -254,8 +256,9 @@ def upload(
                 media_type=new.media_type,
                 external_id=new.external_id,
                 new_version_of=before,
+                kind="metadata" if r.kind == documents.METADATA else "content",
                 same_as_version=same,
-                note=_unchanged_note(same) if same else _note(before),
+                note=_same_note(same, r.changed) if same else _note(before),
             )
             for r, new, before, same in zip(registered, news, previous, same_as, strict=True)
         ]
@@ -285,12 +288,17 @@ def _previous(session: Any, registered: repo.Registered) -> PreviousVersion | No
 def _same_as(session: Any, registered: repo.Registered) -> int | None:
     """For an unchanged upload, the indexed version it repeats (the document's current one:
     only that one is compared, and an unchanged upload leaves it in place)."""
-    if registered.status != Status.UNCHANGED:
+    if registered.status != Status.UNCHANGED and registered.kind != documents.METADATA:
         return None
     return repo.indexed_version_number(session, registered.document_id)
 
 
-def _unchanged_note(same_as: int) -> str:
+def _same_note(same_as: int, changed: tuple[str, ...]) -> str:
+    if changed:  # a metadata version
+        return (
+            f"Same content as version {same_as}; metadata updated ({', '.join(changed)}): "
+            "nothing is embedded again."
+        )
     return f"Unchanged: same content as version {same_as}; nothing was processed again."
 
 

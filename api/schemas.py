@@ -49,10 +49,15 @@ class Accepted(BaseModel):
     media_type: str
     external_id: str
     new_version_of: PreviousVersion | None = None
+    kind: Literal["content", "metadata"] = Field(
+        default="content",
+        description="`metadata`: the same bytes as the indexed version with other fields "
+        "(title, URL, language, tags): only the index's payloads are rewritten, 0 tokens.",
+    )
     same_as_version: int | None = Field(
         default=None,
-        description="Set when `status` is `unchanged`: the indexed version whose bytes this "
-        "upload repeats (nothing is processed again).",
+        description="Set when `status` is `unchanged` or `kind` is `metadata`: the indexed "
+        "version whose bytes this upload repeats (nothing is processed again).",
     )
     note: str | None = Field(
         default=None,
@@ -88,6 +93,10 @@ class VersionOut(BaseModel):
 
     id: uuid.UUID
     number: int
+    kind: Literal["content", "metadata"] = Field(
+        default="content",
+        description="`metadata`: only the document's fields changed (no bytes, 0 tokens).",
+    )
     status: str
     media_type: str
     filename: str | None
@@ -250,6 +259,36 @@ class Visibility(BaseModel):
         description="Whether the index's `hidden` field was set now; when false, search "
         "still leaves out what is hidden, and the index follows with the next version."
     )
+
+
+class FieldsBody(BaseModel):
+    """The fields to change; a field left out keeps its value, `null` clears it (tags: `[]`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    title: str | None = Field(default=None, max_length=1000)
+    source_url: str | None = Field(
+        default=None, max_length=2000, description="An http or https URL with a host."
+    )
+    language: str | None = Field(default=None, max_length=35)
+    tags: list[str] | None = Field(
+        default=None, max_length=MAX_TAGS, description="The labels, replacing the ones there."
+    )
+
+
+class FieldsUpdated(BaseModel):
+    """What a field change did: a metadata version (0 tokens: the index's payloads are
+    rewritten, nothing is embedded), or nothing when the values were already there."""
+
+    document_id: uuid.UUID
+    changed: list[str] = Field(description="The fields that changed (none: nothing to do).")
+    status: Literal["received", "unchanged"] = Field(
+        description="`received`: a metadata version was made and sent to the worker; "
+        "`unchanged`: the document already had these values."
+    )
+    version_id: uuid.UUID | None = Field(default=None, description="The metadata version.")
+    version: int | None = None
+    location: str
 
 
 class Removed(BaseModel):

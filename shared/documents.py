@@ -59,6 +59,50 @@ def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+# --- a document's own fields, and what changes them ---------------------------------------
+
+#: The document fields every one of its points carries in the index (title, URL, language,
+#: tags): a change to one without new bytes is a version of its own kind, `metadata`
+#: (its points' payloads are rewritten, nothing is converted or embedded).
+PAYLOAD_FIELDS: tuple[str, ...] = ("title", "source_url", "language", "tags")
+CONTENT = "content"
+METADATA = "metadata"
+
+
+def fields_given(new: NewVersion) -> dict[str, Any]:
+    """The payload fields an upload or a delivery sets: a field it leaves out (None, no tags)
+    keeps what the document has (last write wins, field by field)."""
+    given: dict[str, Any] = {
+        name: getattr(new, name)
+        for name in ("title", "source_url", "language")
+        if getattr(new, name) is not None
+    }
+    if new.tags:
+        given["tags"] = list(new.tags)
+    return given
+
+
+def changed_fields(current: dict[str, Any], given: dict[str, Any]) -> list[str]:
+    """The payload fields `given` would change on a document whose fields are `current`, in
+    `PAYLOAD_FIELDS` order. The same values again change nothing (an empty text is none)."""
+    return [
+        name
+        for name in PAYLOAD_FIELDS
+        if name in given and _same_form(given[name]) != _same_form(current.get(name))
+    ]
+
+
+def _same_form(value: Any) -> Any:
+    if isinstance(value, list | tuple):
+        return list(value)
+    return value or None
+
+
+def metadata_detail(changed: list[str]) -> str:
+    """The history's words for a metadata version: `metadata updated: title, tags`."""
+    return "metadata updated: " + ", ".join(changed)
+
+
 # --- which upload is which document ------------------------------------------------------
 
 

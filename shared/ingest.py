@@ -15,7 +15,7 @@ from typing import Any
 
 from shared import repository as repo
 from shared.db import transaction
-from shared.documents import NewVersion
+from shared.documents import METADATA, NewVersion
 from shared.log import get_logger
 from shared.states import Status
 
@@ -40,13 +40,27 @@ def send_after_commit(enqueue: Enqueue, committed_id: uuid.UUID, kind: str = "ve
     return True
 
 
-def submit(new: NewVersion, enqueue: Enqueue) -> repo.Registered:
+def submit(new: NewVersion, enqueue: Enqueue, relabel: Enqueue | None = None) -> repo.Registered:
     """Register a version (one transaction), then send its chain if it has work to do."""
-    return submit_many([new], enqueue)[0]
+    return submit_many([new], enqueue, relabel)[0]
 
 
-def submit_many(news: list[NewVersion], enqueue: Enqueue) -> list[repo.Registered]:
-    """Register several versions in ONE transaction (all or none), then send their chains.
+def _send(registered: repo.Registered, enqueue: Enqueue, relabel: Enqueue | None) -> None:
+    """A version with work to do to its first task: a content version's chain, a metadata
+    version's relabel (`relabel`; without one, `enqueue` takes it: `ingest run` collects
+    the ids and runs each kind's step itself)."""
+    if registered.status is Status.RECEIVED:
+        send = relabel if registered.kind == METADATA and relabel is not None else enqueue
+        send_after_commit(send, registered.version_id)
+    if registered.relabel_id is not None:
+        send_after_commit(relabel or enqueue, registered.relabel_id)
+
+
+def submit_many(
+    news: list[NewVersion], enqueue: Enqueue, relabel: Enqueue | None = None
+) -> list[repo.Registered]:
+    """Register several versions in ONE transaction (all or none), then send their chains
+    (a metadata version, the same bytes with other fields: its relabel).
 
     Documents are locked in a fixed order so two concurrent uploads never deadlock.
     """
@@ -57,9 +71,21 @@ def submit_many(news: list[NewVersion], enqueue: Enqueue) -> list[repo.Registere
             registered[i] = repo.register_version(session, news[i])
     done = [r for r in registered if r is not None]
     for item in done:
-        if item.status is Status.RECEIVED:
-            send_after_commit(enqueue, item.version_id)
+        _send(item, enqueue, relabel)
     return done
+
+
+def update_fields(
+    document_id: uuid.UUID, given: dict[str, Any], relabel: Enqueue, actor: str | None = None
+) -> repo.Registered | None:
+    """Set the document's fields named in `given` (PATCH): a change is a metadata version,
+    sent to its relabel after the commit; the values already there change nothing
+    (`unchanged`, no version). None: no such document, or deleted."""
+    with transaction() as session:
+        registered = repo.register_field_changes(session, document_id, given, actor)
+    if registered is not None:
+        _send(registered, relabel, relabel)
+    return registered
 
 
 def remove(
@@ -112,7 +138,13 @@ class Delivery:
     removed_document_id: uuid.UUID | None = None
 
 
-def submit_delivery(new: NewVersion, delivery_id: str, event: str, enqueue: Enqueue) -> Delivery:
+def submit_delivery(
+    new: NewVersion,
+    delivery_id: str,
+    event: str,
+    enqueue: Enqueue,
+    relabel: Enqueue | None = None,
+) -> Delivery:
     """A publish/update: the delivery id and the version are committed together, so a
     retried delivery (same id) registers nothing."""
     with transaction() as session:
@@ -120,8 +152,7 @@ def submit_delivery(new: NewVersion, delivery_id: str, event: str, enqueue: Enqu
             return Delivery(duplicate=True)
         registered = repo.register_version(session, new)
         repo.complete_delivery(session, delivery_id, registered.document_id, registered.version_id)
-    if registered.status is Status.RECEIVED:
-        send_after_commit(enqueue, registered.version_id)
+    _send(registered, enqueue, relabel)
     return Delivery(duplicate=False, registered=registered)
 
 

@@ -81,6 +81,10 @@ class Document(Base):
     hidden_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     hidden_by: Mapped[str | None] = mapped_column(sa.String(200))
     hidden_reason: Mapped[str | None] = mapped_column(sa.Text)
+    # Counts changes of the fields the points carry (title, URL, language, tags): a content
+    # version records the one its points were written with, and finalize rewrites them when
+    # the document's moved on meanwhile (`shared.pipeline.steps.relabel`).
+    fields_revision: Mapped[int] = mapped_column(default=0, server_default="0")
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow, index=True)
 
@@ -105,6 +109,9 @@ class DocumentVersion(Base):
         sa.Uuid, sa.ForeignKey("documents.id", ondelete="CASCADE"), index=True
     )
     number: Mapped[int]
+    # `content`: bytes through the pipeline; `metadata`: only the document's fields changed
+    # (no bytes of its own; its points' payloads are rewritten, nothing is embedded).
+    kind: Mapped[str] = mapped_column(sa.String(16), default="content", server_default="content")
     content: Mapped[bytes] = deferred(mapped_column(sa.LargeBinary, nullable=False))
     sha256: Mapped[str] = mapped_column(sa.String(64))
     size_bytes: Mapped[int]
@@ -125,6 +132,8 @@ class DocumentVersion(Base):
     # The request said this version may leave the document without chunks (else a version
     # that yields none fails `empty_document`; see shared.pipeline.steps.chunk.chunk_conversion).
     allow_empty: Mapped[bool] = mapped_column(default=False, server_default=sa.false())
+    # The document's `fields_revision` its points were upserted with (NULL: not upserted yet).
+    fields_revision: Mapped[int | None]
     # Stage outputs: the converted Markdown and where its pages start.
     markdown: Mapped[str | None] = deferred(mapped_column(sa.Text))
     page_starts: Mapped[list[list[int]] | None] = mapped_column(JSONType)

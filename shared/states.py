@@ -36,7 +36,11 @@ TERMINAL: frozenset[Status] = frozenset(
 )
 
 ALLOWED: dict[Status, frozenset[Status]] = {
-    Status.RECEIVED: frozenset({Status.CONVERTING, Status.FAILED, Status.SUPERSEDED}),
+    # A metadata version (fields only, no bytes) goes straight to indexed: its one step
+    # rewrites the current points' payloads (`shared.pipeline.steps.relabel`).
+    Status.RECEIVED: frozenset(
+        {Status.CONVERTING, Status.INDEXED, Status.FAILED, Status.SUPERSEDED}
+    ),
     # A page sent by URL is compared with the indexed version once the worker has fetched it.
     Status.CONVERTING: frozenset(
         {Status.CHUNKING, Status.FAILED, Status.SUPERSEDED, Status.UNCHANGED}

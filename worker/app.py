@@ -30,6 +30,7 @@ ROUTES = {
     "ingest.embed": {"queue": IO_QUEUE},
     "ingest.upsert": {"queue": IO_QUEUE},
     "ingest.finalize": {"queue": IO_QUEUE},
+    "ingest.relabel": {"queue": IO_QUEUE},
     "ingest.delete": {"queue": IO_QUEUE},
     "ingest.reap": {"queue": IO_QUEUE},
     "ingest.ocr": {"queue": OCR_QUEUE},

@@ -57,6 +57,11 @@ def backlog(stage: Status) -> int:
         client.close()
 
 
+def enqueue_relabel(version_id: uuid.UUID) -> None:
+    """Send a committed metadata version to `ingest.relabel` (after the commit)."""
+    tasks.relabel.apply_async(([str(version_id)],))
+
+
 def enqueue_delete(document_id: uuid.UUID) -> AsyncResult[Any]:
     """Send a document's delete (call only after the commit that marked it deleted)."""
     result: AsyncResult[Any] = tasks.delete.apply_async((str(document_id),))

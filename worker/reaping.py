@@ -5,12 +5,14 @@ from __future__ import annotations
 
 from shared.pipeline.reaper import reap as reap_versions
 from worker.app import app
-from worker.enqueue import backlog, enqueue_delete, enqueue_version
+from worker.enqueue import backlog, enqueue_delete, enqueue_relabel, enqueue_version
 
 
 @app.task(name="ingest.reap")
 def reap() -> dict[str, int]:
-    report = reap_versions(enqueue_version, enqueue_delete, backlog=backlog)
+    report = reap_versions(
+        enqueue_version, enqueue_delete, backlog=backlog, enqueue_relabel=enqueue_relabel
+    )
     return {
         "resent": len(report.resent),
         "failed": len(report.failed),

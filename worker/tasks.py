@@ -235,6 +235,18 @@ def finalize(
     return _run_batch(self, steps.finalize_versions, version_ids, busy_waits, handover=handover)
 
 
+@app.task(name="ingest.relabel", **TASK_OPTIONS)
+def relabel(
+    self: Task[Any, Any],
+    version_ids: str | list[str],
+    busy_waits: int = 0,
+    handover: str | None = None,
+) -> str:
+    """A metadata version: its fields onto the current points' payloads (io queue: the
+    process that holds Qdrant), nothing embedded."""
+    return _run_batch(self, steps.relabel_versions, version_ids, busy_waits, handover=handover)
+
+
 @app.task(name="ingest.delete", **TASK_OPTIONS)
 def delete(self: Task[Any, Any], document_id: str, busy_waits: int = 0) -> str:
     outcome = steps.delete_document(uuid.UUID(document_id), actor=self.name)

@@ -135,9 +135,12 @@ const DocumentView = (() => {
       el("td", { class: "num" }, v.number),
       el("td", {}, badge(v.status),
         v.error_message ? el("small", { class: "block" }, errorWords(v.error_code, v.error_message)) : null),
-      el("td", {}, v.filename || "\u2014",
-        el("small", { class: "block muted" }, `${I18n.mediaType(v.media_type)}, ${Api.formatBytes(v.size_bytes)}`),
-        v.size_bytes ? downloadButton(d.id, v) : null),
+      // A metadata version has no bytes of its own: only the document's fields changed.
+      v.kind === "metadata"
+        ? el("td", {}, el("small", { class: "block muted" }, t("version.metadata")))
+        : el("td", {}, v.filename || "\u2014",
+          el("small", { class: "block muted" }, `${I18n.mediaType(v.media_type)}, ${Api.formatBytes(v.size_bytes)}`),
+          v.size_bytes ? downloadButton(d.id, v) : null),
       el("td", {}, v.uploaded_by || "\u2014"),
       el("td", {}, time(v.received_at)),
       el("td", {}, time(v.finished_at)),
@@ -289,6 +292,7 @@ const DocumentView = (() => {
       && FILE_MUST_CHANGE.has(detail.error.code);
     $("delete-button").disabled = deleted;
     $("hide-button").disabled = deleted;
+    $("edit-button").disabled = deleted;
     $("hide-button").textContent = detail.hidden ? t("hide.show") : t("hide.document");
     $("hide-button").dataset.action = detail.hidden ? "show" : "hide";
     const key = `${I18n.lang}:${detail.current_version_id}:${detail.chunk_count}:`
@@ -342,6 +346,57 @@ const DocumentView = (() => {
     $("hide-reason").focus();
   }
 
+  // The edit form: the document's fields now, and on save only those the editor changed
+  // (PATCH: a field left out keeps its value, last write wins field by field).
+  const EDIT_FIELDS = [
+    // [input id, label key, the document's value, input attributes]
+    ["edit-title", "edit.titleField", (d) => d.title, { maxLength: 1000 }],
+    ["edit-url", "edit.url", (d) => d.source_url,
+      { maxLength: 2000, inputMode: "url", placeholder: "https://" }],
+    ["edit-language", "edit.language", (d) => d.language, { maxLength: 35 }],
+    ["edit-tags", "edit.tags", (d) => (d.tags || []).join(", "), {}],
+  ];
+
+  function openEdit() {
+    $("edit-fields").replaceChildren(...EDIT_FIELDS.flatMap(([id, label, value, more]) => [
+      el("label", { htmlFor: id }, t(label)),
+      el("input", { id, type: "text", autocomplete: "off", value: value(detail) || "", ...more }),
+    ]));
+    const dialog = $("edit-dialog");
+    dialog.returnValue = "";
+    dialog.showModal();
+    $("edit-title").focus();
+  }
+
+  function editedFields() {
+    const body = {};
+    for (const [field, input] of [["title", "edit-title"], ["source_url", "edit-url"],
+      ["language", "edit-language"]]) {
+      const value = $(input).value.trim();
+      if (value !== (detail[field] || "")) body[field] = value || null;
+    }
+    const tags = [...new Set($("edit-tags").value.split(",").map((tag) => tag.trim())
+      .filter(Boolean))];
+    if (tags.join("\n") !== (detail.tags || []).join("\n")) body.tags = tags;
+    return body;
+  }
+
+  function saveEdit() {
+    const body = editedFields();
+    const names = Object.keys(body);
+    if (!names.length) {
+      Ui.setMessage($("action-message"), t("edit.nothing"), "ok");
+      $("edit-button").focus();
+      return;
+    }
+    const fields = I18n.lang === "en" ? names.join(", ") : I18n.fieldNames(names.join(", "));
+    act(async () => {
+      const answer = await Api.send("PATCH", `/v1/documents/${documentId}`, body);
+      requestRefresh();
+      return answer;
+    }, t("edit.done", { fields })).catch(onUnauthorized);
+  }
+
   function setVisibility(path, hidden, reason) {
     return act(async () => {
       const answer = await Api.send("POST", path, reason ? { reason } : {});
@@ -355,6 +410,12 @@ const DocumentView = (() => {
     navigate = options.navigate;
     requestRefresh = options.requestRefresh;
     onUnauthorized = options.onUnauthorized;
+    $("edit-button").addEventListener("click", openEdit);
+    $("edit-dialog").addEventListener("close", () => {
+      if ($("edit-dialog").returnValue === "save") saveEdit();
+      else $("edit-button").focus();
+      $("edit-fields").replaceChildren();
+    });
     $("hide-button").addEventListener("click", () => {
       if (detail && detail.hidden) setVisibility(`/v1/documents/${documentId}/show`, false);
       else askReason(`/v1/documents/${documentId}/hide`, t("hide.title"), $("hide-button"));

@@ -72,6 +72,9 @@ const I18n = (() => {
       "upload.ready": "Klaar om te uploaden",
       "upload.uploading": "Bezig met uploaden…",
       "upload.received": "Ontvangen als versie {version}.",
+      "upload.metadata": "Ontvangen als versie {version}: zelfde inhoud als versie {same}, "
+        + "alleen de gegevens (titel, URL, taal of labels) zijn gewijzigd; er wordt niets "
+        + "opnieuw verwerkt.",
       "upload.newVersion": "Nieuwe versie van \u201c{title}\u201d, geüpload door {who} op {date}.",
       "upload.follow": "Volgen",
       "upload.remove": "Verwijderen",
@@ -179,6 +182,7 @@ const I18n = (() => {
       "version.download": "Origineel downloaden",
       "version.downloadLabel": "Het originele bestand van versie {number} downloaden",
       "version.downloaded": "Het originele bestand is gedownload.",
+      "version.metadata": "gegevens gewijzigd (titel, URL, taal of labels)",
       "history.uploadedBy": "geüpload door {who}",
       "history.by": "door {who}",
       "history.took": "duurde {duration}",
@@ -241,6 +245,19 @@ const I18n = (() => {
       "badge.shown": "getoond",
       "badge.chunk_hidden": "stuk verborgen",
       "badge.chunk_shown": "stuk getoond",
+      "edit.open": "Gegevens bewerken\u2026",
+      "edit.title": "Gegevens bewerken",
+      "edit.text": "De chatbot noemt het document meteen met de nieuwe titel, URL, taal en "
+        + "labels. De tekst zelf wordt niet opnieuw verwerkt.",
+      "edit.titleField": "Titel",
+      "edit.url": "Bron-URL",
+      "edit.language": "Taal (bijvoorbeeld nl)",
+      "edit.tags": "Labels, gescheiden door komma's",
+      "edit.cancel": "Annuleren",
+      "edit.save": "Opslaan",
+      "edit.done": "Opgeslagen: {fields}. De chatbot gebruikt de nieuwe gegevens zodra de "
+        + "geschiedenis 'geïndexeerd' meldt.",
+      "edit.nothing": "Niets gewijzigd.",
       "hide.document": "Verbergen\u2026",
       "hide.show": "Tonen",
       "hide.chunk": "Verbergen\u2026",
@@ -313,7 +330,16 @@ const I18n = (() => {
       "detail.removed": "document verwijderd",
       "detail.leaseRanOut": "de verwerking ervan stopte halverwege: opnieuw ingepland",
       "detail.noTask": "{seconds} seconden zonder verwerking: opnieuw ingepland",
+      "detail.metadata": "gegevens gewijzigd: {fields}",
+      "detail.relabelled": "gegevens bijgewerkt in {number} stukken van de zoekindex, zonder "
+        + "opnieuw te rekenen",
+      "field.title": "titel",
+      "field.source_url": "URL",
+      "field.language": "taal",
+      "field.tags": "labels",
 
+      "errors.no_fields": "Geef minstens één gegeven op om te wijzigen: titel, URL, taal of "
+        + "labels.",
       "errors.pdf_encrypted": "De PDF is beveiligd met een wachtwoord. Sla hem op zonder "
         + "beveiliging en upload hem opnieuw.",
       "errors.pdf_corrupt": "De PDF is beschadigd en kan niet worden gelezen. Exporteer hem "
@@ -450,6 +476,8 @@ const I18n = (() => {
       "upload.ready": "Ready to upload",
       "upload.uploading": "Uploading…",
       "upload.received": "Received as version {version}.",
+      "upload.metadata": "Received as version {version}: same content as version {same}, only "
+        + "the details (title, URL, language or labels) changed; nothing is processed again.",
       "upload.newVersion": "New version of \u201c{title}\u201d, uploaded by {who} on {date}.",
       "upload.follow": "Follow it",
       "upload.remove": "Remove",
@@ -555,6 +583,7 @@ const I18n = (() => {
       "version.download": "Download original",
       "version.downloadLabel": "Download the original file of version {number}",
       "version.downloaded": "The original file was downloaded.",
+      "version.metadata": "fields changed (title, URL, language or labels)",
       "history.uploadedBy": "uploaded by {who}",
       "history.by": "by {who}",
       "history.took": "took {duration}",
@@ -617,6 +646,19 @@ const I18n = (() => {
       "badge.shown": "shown",
       "badge.chunk_hidden": "chunk hidden",
       "badge.chunk_shown": "chunk shown",
+      "edit.open": "Edit details\u2026",
+      "edit.title": "Edit details",
+      "edit.text": "The chatbot names the document with the new title, URL, language and labels "
+        + "at once. The text itself is not processed again.",
+      "edit.titleField": "Title",
+      "edit.url": "Source URL",
+      "edit.language": "Language (e.g. nl)",
+      "edit.tags": "Labels, separated by commas",
+      "edit.cancel": "Cancel",
+      "edit.save": "Save",
+      "edit.done": "Saved: {fields}. The chatbot uses the new details once the history says "
+        + "'indexed'.",
+      "edit.nothing": "Nothing changed.",
       "hide.document": "Hide\u2026",
       "hide.show": "Show",
       "hide.chunk": "Hide\u2026",
@@ -707,12 +749,19 @@ const I18n = (() => {
     [/^document (?:removed|deleted)$/, "detail.removed"],
     [/^the task working on it stopped \(its lease ran out\): sent again$/, "detail.leaseRanOut"],
     [/^no task for (\d+)s: sent again$/, "detail.noTask"],
+    [/^metadata updated: ([a-z_, ]+)$/, "detail.metadata"],
+    [/^fields written on (\d+) points, nothing embedded$/, "detail.relabelled"],
   ];
+  // "title, tags" -> "titel, labels"
+  const fieldNames = (names) => (names || "").split(", ")
+    .map((name) => (has(`field.${name}`) ? t(`field.${name}`) : name)).join(", ");
   function detail(text) {
     if (lang === "en" || !text) return text;
     for (const [pattern, key] of DETAILS) {
       const match = pattern.exec(text);
-      if (match) return t(key, { number: match[1], seconds: match[1] });
+      if (match) {
+        return t(key, { number: match[1], seconds: match[1], fields: fieldNames(match[1]) });
+      }
     }
     return text;
   }
@@ -748,6 +797,7 @@ const I18n = (() => {
   return {
     t,
     has,
+    fieldNames,
     kind,
     actor,
     mediaType,

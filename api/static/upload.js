@@ -147,6 +147,10 @@ const UploadView = (() => {
         ?? (accepted.new_version_of ? accepted.new_version_of.version : accepted.version - 1);
       return t("upload.unchanged", { version: same });
     }
+    // The same bytes with another title or labels: only those change (a metadata version).
+    if (accepted.kind === "metadata") {
+      return t("upload.metadata", { version: accepted.version, same: accepted.same_as_version });
+    }
     const words = t("upload.received", { version: accepted.version });
     const before = accepted.new_version_of;
     if (!before) return words;

@@ -267,6 +267,21 @@ class QdrantIndex:
                     wait=True,
                 )
 
+    def set_fields(self, ids: Sequence[uuid.UUID], fields: dict[str, Any]) -> None:
+        """Overwrite these payload fields of these points, 1,000 at a time (no re-embedding;
+        the other fields stay). Selected by a filter, so a point deleted meanwhile (a
+        finalize removing stale points) is skipped instead of failing the request."""
+        if not ids:
+            return
+        self.ensure_collection()
+        self._fast_local_commits()
+        for batch in _batches(ids, 1000):
+            selector = qm.FilterSelector(
+                filter=qm.Filter(must=[qm.HasIdCondition(has_id=[str(i) for i in batch])])
+            )
+            with self._guard():
+                self.client.set_payload(self.collection, payload=fields, points=selector, wait=True)
+
     def delete_document(self, document_id: uuid.UUID) -> None:
         self.ensure_collection()
         selector = qm.FilterSelector(filter=_match("document_id", str(document_id)))

@@ -29,6 +29,7 @@ from shared.pipeline.steps import (
     convert_versions,
     embed_versions,
     finalize_versions,
+    relabel_versions,
     upsert_versions,
 )
 from shared.settings import Settings, get_settings
@@ -114,6 +115,13 @@ def run_local(
     """Take the versions through the pipeline here; returns when all have left it."""
     settings = get_settings()
     _give_back_a_killed_runs_leases()
+    with transaction() as session:
+        relabels = repo.metadata_versions_among(session, version_ids)
+    if relabels:  # fields only: their points' payloads, before the embedding thread opens Qdrant
+        _settled(relabel_versions(sorted(relabels), OWNER, settings))
+        for version_id in relabels:
+            progress(version_id)
+        version_ids = [v for v in version_ids if v not in relabels]
     ready = _Ready()
     embedding = threading.Thread(
         target=_embed_upsert_finalize, args=(ready, settings), name="embedding"

@@ -195,10 +195,7 @@ def payload(
         "version_id": str(version.id),
         "source": document.source,
         "external_id": document.external_id,
-        "title": _title(document, version),
-        "source_url": safe_url(document.source_url),  # the chatbot shows it as a link
-        "language": document.language,
-        "tags": list(document.tags or [])[:MAX_TAGS],  # rows from before the limit too
+        **document_fields(document, version),
         # For retrieval: the chunk's own text without overlap (`text[new_text_offset:]` for
         # `char_end - char_start` characters), filters on a chapter or section
         # (every prefix of the heading path) and on the last update.
@@ -206,9 +203,20 @@ def payload(
         "char_end": chunk.char_end,
         "new_text_offset": extra.get("new_text_offset", 0),
         "heading_paths": heading_paths(list(chunk.headings)),
-        "updated_at": _iso(document.updated_at),
         "hidden": is_hidden(document, chunk.point_id, hidden_points),
         **_ocr_payload(extra),
+    }
+
+
+def document_fields(document: Document, version: DocumentVersion) -> dict[str, Any]:
+    """The payload fields every point of the document carries from its record: what a
+    metadata version rewrites on the current points (`steps.relabel`), without re-embedding."""
+    return {
+        "title": _title(document, version),
+        "source_url": safe_url(document.source_url),  # the chatbot shows it as a link
+        "language": document.language,
+        "tags": list(document.tags or [])[:MAX_TAGS],  # rows from before the limit too
+        "updated_at": _iso(document.updated_at),
     }
 
 

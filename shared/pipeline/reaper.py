@@ -1,7 +1,7 @@
 """The reaper (Celery beat, `ingest.reap`): nothing stays stuck where nobody sees it.
 
 - a version left in `received` (its chain was never sent: the broker was down at the commit)
-  is sent again;
+  is sent again (a metadata version to its relabel task);
 - a version in a work stage with no live task and no progress for `stuck_after_seconds` is
   sent again from that stage: when its task died midway (the lease ran out) that counts as an
   attempt, and after `max_attempts` it ends `failed` with code `stuck`; when it merely has no
@@ -44,6 +44,7 @@ def reap(
     enqueue_delete: EnqueueDelete,
     settings: Settings | None = None,
     backlog: Backlog = lambda _stage: 0,
+    enqueue_relabel: EnqueueDelete | None = None,
 ) -> ReapReport:
     """One round. `backlog(stage)` is the number of messages waiting in the queue that serves
     `stage`: while it is not empty, a version without a task is most likely queued behind the
@@ -73,6 +74,24 @@ def reap(
                     continue
             if _send(enqueue_version, version_id, Status.RECEIVED):
                 report.resent.append(version_id)
+
+    if enqueue_relabel is not None:
+        with transaction() as session:
+            relabels = repo.waiting_relabels(
+                session, now - timedelta(seconds=settings.received_grace_seconds)
+            )
+        for version_id in relabels:
+            with transaction() as session:
+                version = repo.load_version(session, version_id)
+                if version is None or not repo.touch_for_retry(
+                    session, version, bump_attempts=False
+                ):
+                    continue
+            try:
+                enqueue_relabel(version_id)
+                report.resent.append(version_id)
+            except Exception as exc:  # broker still down: the next round tries again
+                log.warning("reaper could not send metadata version %s: %r", version_id, exc)
 
     with transaction() as session:
         stuck = repo.stuck_in_stage(session, now - timedelta(seconds=settings.stuck_after_seconds))

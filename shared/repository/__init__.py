@@ -85,6 +85,15 @@ if TYPE_CHECKING:
         unpurged_documents,
         waiting_in_received,
     )
+    from shared.repository.relabel import (
+        current_chunks,
+        fields_behind,
+        lock_for_relabel,
+        metadata_versions_among,
+        point_ids_by_version,
+        record_fields_revision,
+        waiting_relabels,
+    )
     from shared.repository.stages import (
         add_usages,
         chunks_with_vectors_of,
@@ -104,8 +113,10 @@ if TYPE_CHECKING:
         add_event,
         dialect_insert,
         fail_version,
+        fields_of,
         lock_document,
         mark_fetched_unchanged,
+        register_field_changes,
         register_version,
         supersede_in_flight,
         transition,
@@ -122,6 +133,7 @@ _SUBMODULES = (
     "leases",
     "queries",
     "reaper",
+    "relabel",
     "stages",
     "versions",
 )

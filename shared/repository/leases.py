@@ -17,6 +17,7 @@ from typing import Any, cast
 import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
+from shared.documents import CONTENT
 from shared.models import Chunk, Document, DocumentVersion, Event, utcnow
 from shared.repository.versions import STAGE_TIMESTAMP
 from shared.states import TERMINAL, Status, can_move, next_stage, stage_order
@@ -58,7 +59,12 @@ def _waiting(
     entry = Status.RECEIVED if stage is Status.CONVERTING else stage
     query = (
         sa.select(VERSIONS.c.id, VERSIONS.c.chunk_count)
-        .where(VERSIONS.c.status == entry, free, VERSIONS.c.id.not_in(list(skip)))
+        .where(
+            VERSIONS.c.status == entry,
+            VERSIONS.c.kind == CONTENT,  # a metadata version is the relabel step's
+            free,
+            VERSIONS.c.id.not_in(list(skip)),
+        )
         .order_by(VERSIONS.c.updated_at)
     )
     if versions:
@@ -105,7 +111,12 @@ def claim(
     wanted = set(
         session.scalars(
             sa.select(VERSIONS.c.id)
-            .where(VERSIONS.c.id.in_([*version_ids, *extra]), VERSIONS.c.status.in_(states), free)
+            .where(
+                VERSIONS.c.id.in_([*version_ids, *extra]),
+                VERSIONS.c.status.in_(states),
+                VERSIONS.c.kind == CONTENT,
+                free,
+            )
             .with_for_update(skip_locked=True, key_share=True)
         )
     )

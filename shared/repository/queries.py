@@ -11,6 +11,7 @@ from typing import TypeVarTuple
 import sqlalchemy as sa
 from sqlalchemy.orm import Session, joinedload, undefer
 
+from shared.documents import CONTENT
 from shared.models import Chunk, Document, DocumentVersion, Event
 from shared.states import Status
 
@@ -76,11 +77,11 @@ def recent_documents(session: Session, limit: int = 20) -> list[Document]:
 
 
 def latest_version(session: Session, document_id: uuid.UUID) -> DocumentVersion | None:
-    """The newest version of a document, with its bytes loaded."""
+    """The newest version of a document with bytes (not a metadata version), loaded."""
     return session.scalars(
         sa.select(DocumentVersion)
         .options(undefer(DocumentVersion.content))
-        .where(DocumentVersion.document_id == document_id)
+        .where(DocumentVersion.document_id == document_id, DocumentVersion.kind == CONTENT)
         .order_by(DocumentVersion.number.desc())
         .limit(1)
     ).first()

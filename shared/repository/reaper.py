@@ -9,6 +9,7 @@ from typing import Any, cast
 import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
+from shared.documents import CONTENT
 from shared.models import Document, DocumentVersion, utcnow
 from shared.states import IN_FLIGHT, WORK_STAGES, Status
 
@@ -16,11 +17,13 @@ from shared.states import IN_FLIGHT, WORK_STAGES, Status
 
 
 def waiting_in_received(session: Session, older_than: datetime) -> list[uuid.UUID]:
-    """Versions whose chain was probably never sent (enqueue failed after the commit)."""
+    """Versions whose chain was probably never sent (enqueue failed after the commit);
+    metadata versions are `waiting_relabels`."""
     return list(
         session.scalars(
             sa.select(DocumentVersion.id).where(
                 DocumentVersion.status == Status.RECEIVED,
+                DocumentVersion.kind == CONTENT,
                 DocumentVersion.updated_at < older_than,
                 DocumentVersion.lease_owner.is_(None),
             )

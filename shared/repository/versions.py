@@ -12,7 +12,14 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
-from shared.documents import NewVersion
+from shared.documents import (
+    CONTENT,
+    METADATA,
+    NewVersion,
+    changed_fields,
+    fields_given,
+    metadata_detail,
+)
 from shared.models import Document, DocumentVersion, Event, utcnow
 from shared.states import IN_FLIGHT, Status, can_move
 
@@ -96,6 +103,11 @@ class Registered:
     number: int
     status: Status
     superseded: list[uuid.UUID]
+    kind: str = CONTENT
+    changed: tuple[str, ...] = ()  # the payload fields it changed (a metadata version's)
+    # A page sent by URL with other fields: a metadata version made with it, so the current
+    # points get them whatever the fetch finds (the bytes may turn out unchanged).
+    relabel_id: uuid.UUID | None = None
 
 
 def dialect_insert(session: Session) -> Any:
@@ -123,8 +135,10 @@ def lock_document(session: Session, source: str, external_id: str) -> Document:
 
 
 def register_version(session: Session, new: NewVersion) -> Registered:
-    """Store a new version: `unchanged` if its bytes are the indexed version's, else
-    `received`, superseding every older version still in flight (the last one sent wins)."""
+    """Store a new version: `received`, superseding every older content version still in
+    flight (the last one sent wins); with the indexed version's bytes, a `metadata` version
+    (`received`, for the relabel step) when it changes the document's payload fields, else
+    `unchanged`."""
     document = lock_document(session, new.source, new.external_id)
     # Only the indexed version counts: a same-content version still in flight may be stuck,
     # and sending the bytes again must be able to replace it.
@@ -133,33 +147,35 @@ def register_version(session: Session, new: NewVersion) -> Registered:
         current = session.get(DocumentVersion, document.current_version_id)
         if current is not None and new.content and current.sha256 == new.sha256:
             same_as = current
+    given = fields_given(new)
+    changed = changed_fields(fields_of(document), given)
+    kind = METADATA if same_as and changed else CONTENT
 
     now = utcnow()
     new_document = document.version_count == 0  # no version of it exists to supersede
     document.version_count += 1
+    unchanged = same_as is not None and not changed
     version = DocumentVersion(
         id=uuid.uuid4(),
         document_id=document.id,
         number=document.version_count,
-        content=new.content,
+        kind=kind,
+        # A metadata version keeps no bytes of its own: they are the indexed version's.
+        content=b"" if kind == METADATA else new.content,
         sha256=new.sha256,
-        size_bytes=len(new.content),
+        size_bytes=0 if kind == METADATA else len(new.content),
         media_type=new.media_type,
         filename=new.filename,
         content_url=new.content_url,
-        status=Status.UNCHANGED if same_as else Status.RECEIVED,
+        status=Status.UNCHANGED if unchanged else Status.RECEIVED,
         uploaded_by=new.uploaded_by,
         allow_empty=new.allow_empty,
         received_at=now,
         updated_at=now,
-        finished_at=now if same_as else None,
+        finished_at=now if unchanged else None,
     )
     session.add(version)
-    for name in ("title", "source_url", "language"):
-        if getattr(new, name) is not None:
-            setattr(document, name, getattr(new, name))
-    if new.tags:
-        document.tags = list(new.tags)
+    _set_fields(document, given, changed)
     if new.metadata:
         document.extra = {**(document.extra or {}), **new.metadata}
     document.updated_at = now
@@ -168,22 +184,144 @@ def register_version(session: Session, new: NewVersion) -> Registered:
         document.deleted_at = None
     session.flush()
 
-    detail = f"same content as version {same_as.number}" if same_as else None
-    add_event(session, document.id, version.id, None, Status.RECEIVED, actor=new.uploaded_by)
+    detail = metadata_detail(changed) if kind == METADATA else None
+    add_event(
+        session,
+        document.id,
+        version.id,
+        None,
+        Status.RECEIVED,
+        actor=new.uploaded_by,
+        detail=detail,
+    )
     superseded: list[uuid.UUID] = []
-    if same_as:
+    if unchanged:
+        assert same_as is not None
         add_event(
-            session, document.id, version.id, Status.RECEIVED, Status.UNCHANGED, detail=detail
+            session,
+            document.id,
+            version.id,
+            Status.RECEIVED,
+            Status.UNCHANGED,
+            detail=f"same content as version {same_as.number}",
         )
-    elif not new_document:
+    elif not same_as and not new_document:
         superseded = supersede_in_flight(session, document.id, keep=version.id, newer=version)
-    return Registered(document.id, version.id, version.number, Status(version.status), superseded)
+    relabel = None
+    if new.content_url and not new.content and changed and document.current_version_id:
+        current = session.get(DocumentVersion, document.current_version_id)
+        relabel = _metadata_version(session, document, changed, new.uploaded_by, current).id
+    return Registered(
+        document.id,
+        version.id,
+        version.number,
+        Status(version.status),
+        superseded,
+        kind,
+        tuple(changed) if kind == METADATA else (),
+        relabel,
+    )
+
+
+def _metadata_version(
+    session: Session,
+    document: Document,
+    changed: list[str],
+    actor: str | None,
+    like: DocumentVersion | None,
+) -> DocumentVersion:
+    """A `metadata` version of the document (`received`, for the relabel step), with its
+    event naming the fields; no bytes of its own (`like`'s checksum and type are shown)."""
+    now = utcnow()
+    document.version_count += 1
+    version = DocumentVersion(
+        id=uuid.uuid4(),
+        document_id=document.id,
+        number=document.version_count,
+        kind=METADATA,
+        content=b"",
+        sha256=like.sha256 if like else "",
+        size_bytes=0,
+        media_type=like.media_type if like else "",
+        filename=like.filename if like else None,
+        status=Status.RECEIVED,
+        uploaded_by=actor,
+        received_at=now,
+        updated_at=now,
+    )
+    session.add(version)
+    session.flush()
+    add_event(
+        session,
+        document.id,
+        version.id,
+        None,
+        Status.RECEIVED,
+        actor=actor,
+        detail=metadata_detail(changed),
+    )
+    return version
+
+
+def fields_of(document: Document) -> dict[str, Any]:
+    """The document's payload fields as `changed_fields` compares them."""
+    return {
+        "title": document.title,
+        "source_url": document.source_url,
+        "language": document.language,
+        "tags": list(document.tags or []),
+    }
+
+
+def _set_fields(document: Document, given: dict[str, Any], changed: list[str]) -> None:
+    """Write the given fields (last write wins, field by field); a change of a payload field
+    counts one more fields revision (the points carry it: see `relabel`)."""
+    for name, value in given.items():
+        setattr(document, name, list(value) if name == "tags" else (value or None))
+    if changed:
+        document.fields_revision = (document.fields_revision or 0) + 1
+
+
+def register_field_changes(
+    session: Session, document_id: uuid.UUID, given: dict[str, Any], actor: str | None
+) -> Registered | None:
+    """`PATCH /v1/documents/{id}`: set the fields named (and only those). A change makes a
+    `metadata` version (`received`, for the relabel step); the values already there change
+    nothing and make no version (then the answer's `version_id` is the document's latest).
+    None: no such document, or deleted."""
+    document = session.get(
+        Document, document_id, with_for_update={"key_share": True}, populate_existing=True
+    )
+    if document is None or document.deleted_at is not None:
+        return None
+    changed = changed_fields(fields_of(document), given)
+    latest = (
+        session.get(DocumentVersion, document.latest_version_id)
+        if document.latest_version_id
+        else None
+    )
+    if not changed:  # idempotent: nothing to write, no version
+        return Registered(
+            document.id,
+            latest.id if latest else document.id,
+            latest.number if latest else 0,
+            Status.UNCHANGED,
+            [],
+        )
+    _set_fields(document, given, changed)
+    document.updated_at = utcnow()
+    version = _metadata_version(session, document, changed, actor, latest)
+    return Registered(
+        document.id, version.id, version.number, Status.RECEIVED, [], METADATA, tuple(changed)
+    )
 
 
 def supersede_in_flight(
     session: Session, document_id: uuid.UUID, *, keep: uuid.UUID | None, newer: Any = None
 ) -> list[uuid.UUID]:
     """Mark every in-flight version of the document but `keep` superseded (last sent wins).
+    A new version (`newer`) leaves metadata versions alone: their fields are the record's
+    already, and the current points must still get them; a removal takes them too.
 
     The rows are locked as they are read: a task finishing a stage meanwhile would otherwise
     change the status between this read and the conditional UPDATE, and its version would
@@ -196,6 +334,7 @@ def supersede_in_flight(
             DocumentVersion.document_id == document_id,
             DocumentVersion.status.in_([s.value for s in IN_FLIGHT]),
             DocumentVersion.id != keep if keep else sa.true(),
+            DocumentVersion.kind == CONTENT if newer is not None else sa.true(),
         )
         .order_by(DocumentVersion.id)
         .with_for_update(key_share=True)

@@ -8,6 +8,7 @@ from shared.pipeline.steps.convert import convert_versions
 from shared.pipeline.steps.delete import delete_document
 from shared.pipeline.steps.embed import embed_versions
 from shared.pipeline.steps.finalize import finalize_versions
+from shared.pipeline.steps.relabel import relabel_versions
 from shared.pipeline.steps.runner import Outcome
 from shared.pipeline.steps.upsert import upsert_versions
 
@@ -18,5 +19,6 @@ __all__ = [
     "delete_document",
     "embed_versions",
     "finalize_versions",
+    "relabel_versions",
     "upsert_versions",
 ]

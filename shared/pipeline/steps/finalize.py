@@ -10,6 +10,7 @@ from shared import repository as repo
 from shared.db import transaction
 from shared.log import bind, get_logger
 from shared.pipeline import wiring
+from shared.pipeline.steps.relabel import catch_up
 from shared.pipeline.steps.runner import Holding, Outcome, lease_for, log_done
 from shared.settings import Settings, get_settings
 from shared.states import Status
@@ -28,7 +29,9 @@ def finalize_versions(
     (busy). One with no stale points (a new document, or an edit that kept every point) is
     made current in the claim's own transaction; the others after their stale points are gone
     from Qdrant, in a second one (a crash in between leaves them to a retry, points still
-    named: every point ever written has its chunk row until a finalize like this one)."""
+    named: every point ever written has its chunk row until a finalize like this one).
+    Either way, under the document lock, a version whose document's fields changed after its
+    upsert gets the newest ones written on its points first (`relabel.catch_up`)."""
     settings = settings or get_settings()
     with transaction() as session:
         repo.lock_documents_of(session, version_ids)  # documents before versions: LOCK_ORDER
@@ -46,6 +49,7 @@ def finalize_versions(
         outcome.busy += sorted(waiting)
         ours = {v: d for v, d in claim.claimed.items() if v not in waiting}
         stale_of = repo.stale_points_of(session, ours)
+        catch_up(session, settings, [v for v in ours if not stale_of[v]])
         made = repo.make_current(session, owner, [v for v in ours if not stale_of[v]])
         later = {v: d for v, d in ours.items() if stale_of[v]}
         stale = set().union(*(stale_of[v] for v in later))
@@ -57,6 +61,7 @@ def finalize_versions(
             wiring.index_for(settings, embedder, collection).delete(stale)
             with held.finishing() as session:
                 repo.lock_documents_of(session, list(later))
+                catch_up(session, settings, list(later))
                 made += repo.make_current(session, owner, list(later))
                 held.close(session)
     done = [row.id for row in made]

@@ -49,6 +49,7 @@ def upsert_versions(
         points = []
         for version in versions:
             points += indexing.points_for(version.document, version, by_version[version.id], hidden)
+        repo.record_fields_revision(session, versions)  # the fields these points carry
     with Holding(owner, settings, claim.claimed, outcome) as held:
         wiring.index_for(settings, embedder, collection).upsert(
             points, batch_size=settings.qdrant_upsert_batch_size

@@ -127,7 +127,7 @@ def test_a_live_lease_keeps_a_second_task_out_until_it_expires(
 def test_disallowed_transition_is_refused(factory: sessionmaker[Session]) -> None:
     version_id = register(factory, b"x").version_id
     with factory.begin() as session, pytest.raises(ValueError):
-        repo.transition(session, version_id, Status.RECEIVED, Status.INDEXED)
+        repo.transition(session, version_id, Status.RECEIVED, Status.UPSERTING)
 
 
 def test_a_stage_finishing_while_a_newer_version_registers_is_still_superseded(pg: str) -> None:

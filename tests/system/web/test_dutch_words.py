@@ -54,7 +54,7 @@ def kinds() -> set[str]:
 
 
 DOC = "0d0c0000-0000-4000-8000-000000000001"
-V = [f"0d0c0000-0000-4000-8000-00000000010{n}" for n in range(1, 6)]
+V = [f"0d0c0000-0000-4000-8000-00000000010{n}" for n in range(1, 7)]
 PDF = "application/pdf"
 DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
 
@@ -85,8 +85,8 @@ def event(seconds: float, n: int | None, before: str | None, after: str, **more:
 def life() -> Json:
     """One document's whole life, every detail the service writes on an event among it.
     Version 1 indexed, 2 unchanged, 3 (a CMS fetch) unchanged, 4 indexed (1 superseded),
-    5 failed while embedding after it was cut into one chunk (the latest); then the operators
-    deleted it from the command line."""
+    5 failed while embedding after it was cut into one chunk (the latest), 6 a metadata
+    version (a title and label edit); then the operators deleted it from the command line."""
     lease = "the task working on it stopped (its lease ran out): sent again"
     no_task = "no task for 600s: sent again"
     events = [
@@ -109,6 +109,8 @@ def life() -> Json:
         event(302, 5, "chunking", "embedding"),
         event(304, 5, "embedding", "failed", actor="ingest.embed",
               detail="[internal_error] Unexpected error in ingest.embed; operators: see the logs."),
+        event(306, 6, None, "received", actor="editors", detail="metadata updated: title, tags"),
+        event(307, 6, "received", "indexed", detail="fields written on 2 points, nothing embedded"),
         event(310, None, None, "deleted", actor="cli", detail="document deleted"),
     ]  # fmt: skip
     failed = {
@@ -119,7 +121,7 @@ def life() -> Json:
     return {
         "id": DOC, "source": "upload", "external_id": "heup.md", "title": "Heup",
         "source_url": None, "language": "nl", "tags": ["heup"], "status": "failed",
-        "current_version_id": V[3], "latest_version_id": V[4], "version_count": 5,
+        "current_version_id": V[3], "latest_version_id": V[4], "version_count": 6,
         "created_at": at(60), "updated_at": at(304), "deleted_at": None, "chunk_count": 2,
         "token_count": 80, "tokens_spent": 120, "metadata": {}, "front_matter": None,
         "error": {"code": "internal_error", "message": failed["error_message"], "retryable": True},
@@ -128,6 +130,7 @@ def life() -> Json:
             version(3, "unchanged", None, media_type="text/plain"),
             version(4, "indexed", 2, media_type="text/html"),
             version(5, "failed", 1, media_type=DOCX, **failed),
+            version(6, "indexed", None, kind="metadata", size_bytes=0),
         ],
         "events": events,
     }  # fmt: skip
