@@ -133,6 +133,15 @@ class Settings(BaseSettings):
         ge=0,
         description="Added on top when it also shares an anchor's H1/H2 section.",
     )
+    search_weak_threshold: float | None = Field(
+        default=None,
+        ge=-1,
+        le=1,
+        description="A hit whose dense cosine is below it is `weak`; a search whose hits all "
+        "are has no good answer. Each embedding model has its own cosine scale: unset, the "
+        "model's value measured with `ingest eval` on unanswerable questions "
+        "(shared/retrieval/weak.py, docs/retrieval.md 'No good answer').",
+    )
     search_max_query_chars: int = Field(
         default=1000, ge=1, description="Longer search queries are refused (problem details)."
     )
