@@ -302,6 +302,12 @@ class Settings(BaseSettings):
             return [part.strip() for part in value.split(",") if part.strip()]
         return value
 
+    @field_validator("search_weak_threshold", mode="before")
+    @classmethod
+    def _empty_is_unset(cls, value: object) -> object:
+        """`SEARCH_WEAK_THRESHOLD=` (as .env.example writes it): the model's value."""
+        return None if isinstance(value, str) and not value.strip() else value
+
     @field_validator("content_fetch_allowed_hosts")
     @classmethod
     def _ports_are_ports(cls, value: list[str]) -> list[str]:

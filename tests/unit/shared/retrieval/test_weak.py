@@ -16,6 +16,8 @@ def test_the_setting_wins_over_the_models_value_and_an_unlisted_model_is_never_w
     tuned = Settings(_env_file=None, search_weak_threshold=0.42)  # type: ignore[call-arg]
     assert threshold(tuned, "hashing-lexical-v1") == 0.42
     assert is_weak(None, 0.42) and is_weak(0.41, 0.42) and not is_weak(0.42, 0.42)
+    empty = Settings(_env_file=None, search_weak_threshold="")  # type: ignore[call-arg,arg-type]
+    assert empty.search_weak_threshold is None  # `SEARCH_WEAK_THRESHOLD=`: the model's value
 
 
 def test_the_sweep_counts_right_and_wrong_marks_and_suggests_the_best_split() -> None:
