@@ -63,8 +63,13 @@ def search(
         errors.print(f"[yellow]{note}")
     if not result.hits:
         console.print("no hits")
+    if result.hits and result.weak:
+        errors.print(
+            f"[yellow]no good answer: every hit's cosine is below {result.weak_threshold} "
+            "(SEARCH_WEAK_THRESHOLD)"
+        )
     for hit in result.hits:
-        line = f"#{hit.rank} {hit.final_score:.3f}  {hit.citation}"
+        line = f"#{hit.rank} {hit.final_score:.3f}{' weak' if hit.weak else ''}  {hit.citation}"
         console.print(line, markup=False, highlight=False, soft_wrap=True)
         console.print(f"    {hit.passage}", markup=False, highlight=False, soft_wrap=True)
     timings = ", ".join(f"{k} {v:.0f} ms" for k, v in result.timings_ms.items())
@@ -144,25 +149,27 @@ def _print_weak(weak: object) -> None:
     assert isinstance(weak, WeakReport)
     table = Table(
         "threshold",
-        f"absent marked weak (of {weak.absent})",
-        f"answerable marked weak (of {weak.answerable})",
+        f"absent weak (of {weak.absent})",
+        f"answerable weak (of {weak.answerable})",
         "precision",
         "recall",
         title="no good answer: weak marks by SEARCH_WEAK_THRESHOLD",
     )
+    table.add_column("", no_wrap=True)
     for row in weak.sweep:
-        label = f"{row.threshold:.4g}"
+        notes = []
         if row.threshold == round(weak.threshold, 4):
-            label += " (this run)"
+            notes.append("this run")
         if row.threshold == weak.suggested.threshold:
-            label += " (best balance)"
+            notes.append("best balance")
         if row.threshold == weak.cautious.threshold:
-            label += " (cautious: <= 5% answerable)"
+            notes.append("cautious")
         table.add_row(
-            label,
+            f"{row.threshold:.4g}",
             str(row.absent_weak),
             str(row.answerable_weak),
             f"{row.precision:.3f}",
             f"{row.recall:.3f}",
+            ", ".join(notes),
         )
     console.print(table)
