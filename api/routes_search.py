@@ -63,7 +63,10 @@ class SearchBody(BaseModel):
 
 class SearchResponse(BaseModel):
     query: str
-    hits: list[Hit] = Field(description="The kept hits in document order; `rank` is by score.")
+    hits: list[Hit] = Field(
+        description="The kept hits in document order; `rank` is by score; `weak`: its cosine "
+        "is below `weak_threshold`."
+    )
     collection: str
     hybrid: bool = Field(description="Whether sparse (lexical) candidates were fused in.")
     rerank: bool
@@ -71,6 +74,14 @@ class SearchResponse(BaseModel):
     query_tokens: int
     timings_ms: dict[str, float] = Field(description="embed, candidates, rerank, total.")
     notes: list[str]
+    weak: bool = Field(
+        description="No good answer: no hit is similar enough to the question (every hit is "
+        "`weak`, or there is none). Say so rather than answer from these hits."
+    )
+    weak_threshold: float = Field(
+        description="SEARCH_WEAK_THRESHOLD: a hit whose `dense_score` (cosine) is below it "
+        "is `weak`."
+    )
 
 
 EXAMPLE: dict[str, Any] = {

@@ -31,7 +31,7 @@ import pickle
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +50,7 @@ from shared.settings import Settings  # noqa: E402
 from shared.tokens import count_tokens  # noqa: E402
 
 QUESTIONS = ROOT / "bench" / "nl_folders" / "questions.jsonl"
+ABSENT = ROOT / "bench" / "nl_folders" / "questions-absent.jsonl"  # the chatbot's weak check
 CACHE = Path(os.environ.get("NL_FOLDERS_CACHE") or ROOT / ".cache" / "nl_folders")
 CONTENDERS = ("ours", "llamaindex", "langchain", "chatbot")  # and ours_path_only, by --only
 PEER_SIZE, PEER_OVERLAP = 450, 70  # our max chunk and overlap: the same budget per chunk
@@ -275,6 +276,7 @@ def chatbot(
         "mean_context_tokens": report.mean_context_tokens,
         "passage_shows_answer": report.passage_shows_answer,
         "misses": [m.__dict__ for m in report.misses],
+        "weak": asdict(report.weak) if report.weak else None,
     }
 
 
@@ -312,6 +314,9 @@ def main() -> None:
         "--folders", type=Path, default=Path(os.environ.get("NL_FOLDERS", default_folders()))
     )
     parser.add_argument("--questions", type=Path, default=QUESTIONS)
+    parser.add_argument(
+        "--absent", type=Path, default=ABSENT, help="unanswerable questions (the chatbot's)"
+    )
     parser.add_argument("--budget", type=int, default=1500)
     parser.add_argument(
         "--sample",
@@ -357,9 +362,8 @@ def main() -> None:
         started = time.perf_counter()
         try:
             if name == "chatbot":
-                results[name] = chatbot(
-                    converted, args.folders, settings, questions, e5, args.budget
-                )
+                asked = questions + ev.load_questions(args.absent)
+                results[name] = chatbot(converted, args.folders, settings, asked, e5, args.budget)
             else:
                 pieces = MAKERS[name](converted, settings)
                 results[name] = dense(pieces, questions, e5, args.budget)
@@ -384,6 +388,16 @@ def main() -> None:
             f"chatbot: mean context {r['mean_context_tokens']:.0f} tokens, "
             f"passage shows the answer {r['passage_shows_answer']:.3f}"
         )
+        if r["weak"]:
+            weak = r["weak"]
+            print(
+                f"no good answer ({weak['absent']} absent, {weak['answerable']} answerable "
+                "questions): threshold | absent marked weak | answerable marked weak"
+            )
+            for row in weak["sweep"]:
+                print(f"  {row['threshold']} | {row['absent_weak']} | {row['answerable_weak']}")
+            print(f"  best balance: {weak['suggested']}")
+            print(f"  cautious (<= 5% of the answerable marked): {weak['cautious']}")
     if args.json:
         args.json.write_text(
             json.dumps({"settings": values, "results": results}, ensure_ascii=False, indent=1)

@@ -133,6 +133,15 @@ class Settings(BaseSettings):
         ge=0,
         description="Added on top when it also shares an anchor's H1/H2 section.",
     )
+    search_weak_threshold: float | None = Field(
+        default=None,
+        ge=-1,
+        le=1,
+        description="A hit whose dense cosine is below it is `weak`; a search whose hits all "
+        "are has no good answer. Each embedding model has its own cosine scale: unset, the "
+        "model's value measured with `ingest eval` on unanswerable questions "
+        "(shared/retrieval/weak.py, docs/retrieval.md 'No good answer').",
+    )
     search_max_query_chars: int = Field(
         default=1000, ge=1, description="Longer search queries are refused (problem details)."
     )
@@ -292,6 +301,12 @@ class Settings(BaseSettings):
         if isinstance(value, str):
             return [part.strip() for part in value.split(",") if part.strip()]
         return value
+
+    @field_validator("search_weak_threshold", mode="before")
+    @classmethod
+    def _empty_is_unset(cls, value: object) -> object:
+        """`SEARCH_WEAK_THRESHOLD=` (as .env.example writes it): the model's value."""
+        return None if isinstance(value, str) and not value.strip() else value
 
     @field_validator("content_fetch_allowed_hosts")
     @classmethod

@@ -20,6 +20,9 @@ I18n.add({
     "ask.found": "{count} passages gevonden in {ms} ms, in de volgorde van de bron.",
     "ask.foundOne": "1 passage gevonden in {ms} ms.",
     "ask.rank": "nr. {rank} op relevantie",
+    "ask.weak": "Geen passage die deze vraag goed beantwoordt. De passages hieronder lijken er "
+      + "het meest op, maar passen zwak: voeg een pagina of brochure toe die het antwoord geeft.",
+    "ask.weakHit": "past zwak bij de vraag",
     "ask.score": "score {score}",
     "ask.page": "pagina {page}",
     "ask.pages": "pagina's {first}\u2013{last}",
@@ -48,6 +51,9 @@ I18n.add({
     "ask.found": "{count} passages found in {ms} ms, in the order of the source.",
     "ask.foundOne": "1 passage found in {ms} ms.",
     "ask.rank": "no. {rank} by relevance",
+    "ask.weak": "No passage answers this question well. The passages below come closest, but "
+      + "match weakly: add a page or brochure that gives the answer.",
+    "ask.weakHit": "matches the question weakly",
     "ask.score": "score {score}",
     "ask.page": "page {page}",
     "ask.pages": "pages {first}\u2013{last}",
@@ -125,13 +131,21 @@ const AskBox = (() => {
       : t("ask.pages", { first: start, last: end });
   }
 
+  // One numbering, the list's own (the source order); the rank by relevance is a small label.
   function hitItem(hit, regex) {
-    const meta = [t("ask.rank", { rank: hit.rank }), t("ask.score", { score: hit.final_score.toFixed(2) })];
+    const meta = [t("ask.score", { score: hit.final_score.toFixed(2) })];
     if (hit.page_start) meta.push(pages(hit.page_start, hit.page_end));
+    if (hit.weak) meta.push(t("ask.weakHit"));
     return Ui.el(
       "li",
-      { class: "ask-hit", "data-document": hit.external_id || "" },
-      Ui.el("p", { class: "ask-cite" }, citation(hit)),
+      { class: hit.weak ? "ask-hit weak" : "ask-hit", "data-document": hit.external_id || "" },
+      Ui.el(
+        "p",
+        { class: "ask-cite" },
+        citation(hit),
+        " ",
+        Ui.el("span", { class: "ask-rank" }, t("ask.rank", { rank: hit.rank })),
+      ),
       Ui.el("p", { class: "ask-passage" }, highlighted(hit.passage, regex)),
       Ui.el("p", { class: "chunk-meta" }, meta.join(" · ")),
       Ui.el(
@@ -197,6 +211,11 @@ const AskBox = (() => {
     list.querySelectorAll("details").forEach((d, index) => { d.open = Boolean(open[index]); });
     const count = body.hits.length;
     const ms = Math.round(body.timings_ms.total);
+    list.classList.toggle("weak", Boolean(body.weak && count));
+    if (body.weak && count) {
+      Ui.setMessage(message, t("ask.weak"), "bad");
+      return;
+    }
     Ui.setMessage(
       message,
       count ? t(count === 1 ? "ask.foundOne" : "ask.found", { count, ms }) : t("ask.none"),

@@ -61,6 +61,7 @@ class Hit:
     citation: str
     citation_url: str | None
     section: str | None
+    weak: bool = False  # dense cosine below SEARCH_WEAK_THRESHOLD (shared/retrieval/weak.py)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

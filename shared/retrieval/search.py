@@ -24,6 +24,7 @@ from shared.pipeline.embed import Embedder, embed_query
 from shared.retrieval.filters import SearchFilters
 from shared.retrieval.hits import PAYLOAD_FIELDS, Hit, make_hit
 from shared.retrieval.rerank import RerankWeights, select
+from shared.retrieval.weak import is_weak, mark, strength, threshold
 from shared.settings import Settings, get_settings
 
 
@@ -52,6 +53,8 @@ class SearchResult:
     query_tokens: int
     timings_ms: dict[str, float]
     notes: list[str] = field(default_factory=list)
+    weak: bool = False  # no hit is similar enough to the question: "no good answer"
+    weak_threshold: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -64,6 +67,8 @@ class SearchResult:
             "query_tokens": self.query_tokens,
             "timings_ms": self.timings_ms,
             "notes": self.notes,
+            "weak": self.weak,
+            "weak_threshold": self.weak_threshold,
         }
 
 
@@ -148,6 +153,8 @@ def search(
     kept = select(found, top_k, weights(settings) if rerank else None)
     ranks = {id(item): n for n, item in enumerate(sorted(kept, key=lambda r: -r.final), 1)}
     hits = [make_hit(item, ranks[id(item)], query) for item in kept]
+    weak_at = threshold(settings, embedder.model)
+    hits = mark(hits, weak_at)
     timings["rerank"] = _ms(step)
     timings["total"] = _ms(started)
     return SearchResult(
@@ -160,4 +167,6 @@ def search(
         query_tokens=embedded.tokens,
         timings_ms=timings,
         notes=notes,
+        weak=is_weak(strength(hits), weak_at),
+        weak_threshold=weak_at,
     )

@@ -85,13 +85,15 @@ def payload(doc: str, index: int, text: str, **fields: Any) -> dict[str, Any]:
 def crafted_index(tmp_path: Path, query: str, **settings: Any) -> Iterator[Crafted]:
     with FakeOpenAI() as fake:
         config = Settings(
-            embedding_provider="openai",
-            openai_api_key="sk-test",
-            openai_base_url=fake.base_url,
-            embedding_model=MODEL,
-            embedding_dimensions=DIM,
-            redis_url=None,
-            **settings,
+            **{
+                "embedding_provider": "openai",
+                "openai_api_key": "sk-test",
+                "openai_base_url": fake.base_url,
+                "embedding_model": MODEL,
+                "embedding_dimensions": DIM,
+                "redis_url": None,
+                **settings,
+            }
         )
         client = local_client(str(tmp_path / "qdrant"))
         try:

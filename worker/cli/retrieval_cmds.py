@@ -63,8 +63,13 @@ def search(
         errors.print(f"[yellow]{note}")
     if not result.hits:
         console.print("no hits")
+    if result.hits and result.weak:
+        errors.print(
+            f"[yellow]no good answer: every hit's cosine is below {result.weak_threshold} "
+            "(SEARCH_WEAK_THRESHOLD)"
+        )
     for hit in result.hits:
-        line = f"#{hit.rank} {hit.final_score:.3f}  {hit.citation}"
+        line = f"#{hit.rank} {hit.final_score:.3f}{' weak' if hit.weak else ''}  {hit.citation}"
         console.print(line, markup=False, highlight=False, soft_wrap=True)
         console.print(f"    {hit.passage}", markup=False, highlight=False, soft_wrap=True)
     timings = ", ".join(f"{k} {v:.0f} ms" for k, v in result.timings_ms.items())
@@ -72,7 +77,12 @@ def search(
 
 
 def evaluate(
-    questions: Path = typer.Argument(..., help="QUESTIONS.jsonl", exists=True, dir_okay=False),
+    questions: list[Path] = typer.Argument(
+        ...,
+        help="QUESTIONS.jsonl, one or more (e.g. the answerable and the absent questions).",
+        exists=True,
+        dir_okay=False,
+    ),
     corpus: Path | None = typer.Option(
         None,
         "--corpus",
@@ -87,13 +97,14 @@ def evaluate(
     budget: int = typer.Option(1500, help="Context budget in tokens for recall-in-budget."),
     as_json: bool = typer.Option(False, "--json", help="The report as JSON."),
 ) -> None:
-    """Measure retrieval: recall@1/5/10, MRR, recall within a token budget, misses."""
+    """Measure retrieval: recall@1/5/10, MRR, recall within a token budget, misses; with
+    `"absent": true` questions, the weak marks ("no good answer") and a threshold sweep."""
     from shared.pipeline import wiring
     from shared.retrieval import evaluate as ev
     from shared.settings import Settings, get_settings
 
     try:
-        asked = ev.load_questions(questions)
+        asked = [q for path in questions for q in ev.load_questions(path)]
         values = {k.strip().lower(): v for k, _, v in (o.partition("=") for o in overrides)}
         settings = Settings(**{**get_settings().model_dump(), **values}) if values else None
     except ValueError as exc:
@@ -127,3 +138,38 @@ def evaluate(
         for miss in report.misses:
             misses.add_row(miss.question, miss.document, miss.best_chunk)
         console.print(misses)
+    if report.weak:
+        _print_weak(report.weak)
+
+
+def _print_weak(weak: object) -> None:
+    """The "no good answer" table: weak marks on absent (right) and answerable (wrong)."""
+    from shared.retrieval.evaluate import WeakReport
+
+    assert isinstance(weak, WeakReport)
+    table = Table(
+        "threshold",
+        f"absent weak (of {weak.absent})",
+        f"answerable weak (of {weak.answerable})",
+        "precision",
+        "recall",
+        title="no good answer: weak marks by SEARCH_WEAK_THRESHOLD",
+    )
+    table.add_column("", no_wrap=True)
+    for row in weak.sweep:
+        notes = []
+        if row.threshold == round(weak.threshold, 4):
+            notes.append("this run")
+        if row.threshold == weak.suggested.threshold:
+            notes.append("best balance")
+        if row.threshold == weak.cautious.threshold:
+            notes.append("cautious")
+        table.add_row(
+            f"{row.threshold:.4g}",
+            str(row.absent_weak),
+            str(row.answerable_weak),
+            f"{row.precision:.3f}",
+            f"{row.recall:.3f}",
+            ", ".join(notes),
+        )
+    console.print(table)

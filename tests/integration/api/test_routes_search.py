@@ -111,3 +111,31 @@ def test_openapi_documents_search_with_an_example(search_settings: Settings) -> 
     examples = operation["requestBody"]["content"]["application/json"]["examples"]
     assert examples["question"]["value"]["query"]
     assert {"403", "422"} <= set(operation["responses"])
+
+
+def test_the_answer_says_whether_any_hit_answers_well(search_settings: Settings) -> None:
+    """Each hit is marked `weak` by its cosine; the answer is `weak` when all are: the
+    chatbot's "no good answer". The hashing embedder's threshold: words shared or not."""
+    with client_with(search_settings, SEARCH_KEY) as chatbot:
+        good = chatbot.post("/v1/search", json={"query": "Wanneer stop ik met acenocoumarol?"})
+        absent = chatbot.post("/v1/search", json={"query": "Hoe lang duurt een staaroperatie?"})
+    assert good.status_code == absent.status_code == 200
+    good_body, absent_body = good.json(), absent.json()
+    assert good_body["weak_threshold"] == absent_body["weak_threshold"] == 0.078
+    assert good_body["weak"] is False
+    best = min(good_body["hits"], key=lambda h: h["rank"])
+    assert best["weak"] is False and best["dense_score"] >= 0.078
+    assert absent_body["weak"] is True and absent_body["hits"]
+    assert all(hit["weak"] for hit in absent_body["hits"])
+
+    strict = search_settings.model_copy(update={"search_weak_threshold": 0.99})
+    with client_with(strict, SEARCH_KEY) as chatbot:
+        body = chatbot.post("/v1/search", json={"query": "acenocoumarol"}).json()
+    assert body["weak"] is True and body["weak_threshold"] == 0.99
+
+
+def test_openapi_documents_the_weak_fields(search_settings: Settings) -> None:
+    with client_with(search_settings, SEARCH_KEY) as chatbot:
+        schemas = chatbot.get("/openapi.json").json()["components"]["schemas"]
+    assert {"weak", "weak_threshold"} <= set(schemas["SearchResponse"]["required"])
+    assert "weak" in schemas["Hit"]["properties"]

@@ -63,7 +63,13 @@ def test_the_box_in_dutch_then_in_english(dutch_page: Page, served: str) -> None
     link = box.get_by_role("link", name="Knieoperatie: Voorbereiding")
     expect(link).to_have_attribute("href", "https://zkh.example/knie#voorbereiding")
     expect(hits.locator("mark", has_text="acenocoumarol").first).to_be_visible()
-    expect(hits.first).to_contain_text("nr. 1 op relevantie")
+    # One numbering, the list's (the source order); the rank by relevance a small label.
+    expect(box.locator("ol#ask-hits")).to_have_count(1)
+    expect(hits.first.locator(".ask-rank")).to_have_text("nr. 1 op relevantie")
+    expect(hits.first.locator(".ask-cite .ask-rank")).to_be_visible()
+    expect(hits.locator(".ask-rank")).to_have_count(3)
+    expect(hits.first).not_to_have_class(re.compile(r"\bweak\b"))
+    expect(page.locator("#ask-message")).not_to_contain_text("Geen passage")
     expect(hits.first.locator("summary")).to_have_text("Hele passage tonen")
     hits.first.locator("summary").click()
     box.scroll_into_view_if_needed()
@@ -108,3 +114,39 @@ def test_a_key_without_the_read_scope_is_told_in_dutch(dutch_page: Page, served:
     page.get_by_label("API-sleutel").fill(SEARCH_KEY)
     page.get_by_role("button", name="Aanmelden").click()
     expect(page.locator("#signin-message")).to_contain_text("de bevoegdheid 'read' ontbreekt")
+
+
+def test_a_question_the_content_does_not_answer_says_so(dutch_page: Page, served: str) -> None:
+    """All hits below the threshold (the API's `weak`): the box says there is no good
+    answer and still lists the closest passages, greyed."""
+    page = dutch_page
+    aanmelden(page, served, EDITOR_KEY)
+    box = page.get_by_role("region", name="Probeer een vraag")
+    form = box.get_by_role("search", name="Probeer een vraag")
+    form.get_by_role("searchbox", name="Vraag van een patiënt").fill(
+        "Hoe lang duurt een staaroperatie?"
+    )
+    form.get_by_role("button", name="Zoeken", exact=True).click()
+    message = page.locator("#ask-message")
+    expect(message).to_contain_text("Geen passage die deze vraag goed beantwoordt.")
+    expect(message).to_have_attribute("data-kind", "bad")
+    hits = box.get_by_role("list", name="Gevonden passages").get_by_role("listitem")
+    expect(hits).to_have_count(3)
+    expect(box.locator("#ask-hits.weak")).to_have_count(1)
+    expect(box.locator(".ask-hit.weak")).to_have_count(3)
+    expect(hits.first).to_contain_text("past zwak bij de vraag")
+    box.scroll_into_view_if_needed()
+    screenshot(page, "weak-answer")  # the README shows it
+
+    page.get_by_role("button", name="English").click()
+    expect(message).to_contain_text("No passage answers this question well.")
+    expect(page.locator("#ask-hits li").first).to_contain_text("matches the question weakly")
+
+    # A question the content answers: the message counts the passages again, nothing greyed.
+    page.get_by_role("button", name="Nederlands").click()
+    form.get_by_role("searchbox", name="Vraag van een patiënt").fill(
+        "Wanneer stop ik met acenocoumarol?"
+    )
+    form.get_by_role("button", name="Zoeken", exact=True).click()
+    expect(message).to_contain_text("3 passages gevonden in ")
+    expect(box.locator("#ask-hits.weak")).to_have_count(0)

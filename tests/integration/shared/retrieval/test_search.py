@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from shared.retrieval.filters import SearchFilters
-from tests.support.retrieval import Crafted, crafted_index
+from shared.retrieval.weak import THRESHOLDS
+from tests.support.retrieval import MODEL, Crafted, crafted_index
 
 QUERY = "wat moet ik meenemen naar de opname"
 
@@ -212,3 +213,35 @@ def test_hidden_points_are_left_out_of_every_search(crafted: Crafted, hybrid: bo
         query=QUERY, hybrid=hybrid, filters=SearchFilters(language="nl"), rerank=False
     )
     assert sorted(h.external_id for h in language.hits) == ["b.md", "c.md"]
+
+
+def test_hits_below_the_weak_threshold_are_marked_and_all_weak_is_no_good_answer(
+    tmp_path: Path,
+) -> None:
+    """A hit is weak by its own cosine; the search is weak when every hit is."""
+    with crafted_index(tmp_path, QUERY, search_weak_threshold=0.5) as c:
+        c.add("a", 0, 0.62)
+        c.add("b", 0, 0.41)
+        c.add("c", 0, 0.30)
+        result = c.search(hybrid=False)
+        assert {h.external_id: h.weak for h in result.hits} == {
+            "a.md": False,
+            "b.md": True,
+            "c.md": True,
+        }
+        assert result.weak is False and result.weak_threshold == 0.5
+        assert result.to_dict()["weak"] is False
+        assert [h["weak"] for h in result.to_dict()["hits"]] == [h.weak for h in result.hits]
+    with crafted_index(tmp_path / "strict", QUERY, search_weak_threshold=0.7) as c:
+        c.add("a", 0, 0.62)
+        c.add("b", 0, 0.41)
+        result = c.search(hybrid=False)
+        assert result.weak is True and all(h.weak for h in result.hits)
+
+
+def test_an_empty_answer_is_weak_and_the_model_gives_the_threshold(tmp_path: Path) -> None:
+    with crafted_index(tmp_path, QUERY) as c:  # the stand-in's model: OpenAI's value
+        assert c.search().weak is True  # nothing indexed: nothing answers
+        c.add("a", 0, 0.05)
+        result = c.search()
+        assert result.weak_threshold == THRESHOLDS[MODEL] and result.weak is True

@@ -62,6 +62,11 @@ def test_search_shows_citations_and_the_passage_that_matched(embedded: Path) -> 
     pdf = search_json("heupoperatie", "--filter", "document_ids=examples/heupoperatie-brochure.pdf")
     assert pdf["hits"] and all(h["page_start"] for h in pdf["hits"])
     assert all(h["external_id"].endswith(".pdf") for h in pdf["hits"])
+    answered = search_json("Moet ik stoppen met roken voor mijn knieoperatie?")
+    assert answered["weak"] is False and any(not hit["weak"] for hit in answered["hits"])
+    absent = runner.invoke(app, ["search", "How long does recovery after cataract surgery take?"])
+    assert absent.exit_code == 0 and "no good answer" in absent.output
+    assert " weak  [" in absent.stdout
     refused = runner.invoke(app, ["search", "x", "--filter", "colour=red"])
     assert refused.exit_code == 2 and "unknown filter colour" in refused.output
 
@@ -157,3 +162,35 @@ def test_eval_on_the_live_index_and_on_a_throwaway_one(embedded: Path) -> None:
     assert live["recall_at_10"] == in_memory["recall_at_10"]
     table = runner.invoke(app, ["eval", questions])
     assert table.exit_code == 0 and "recall@5" in table.stdout
+
+
+def test_eval_counts_the_weak_marks_on_absent_and_answerable_questions(embedded: Path) -> None:
+    """With the absent questions, `ingest eval` reports how many weak marks are right at the
+    model's threshold and a sweep; the recall figures count the answerable questions only."""
+    answerable = str(ROOT / "examples" / "questions.jsonl")
+    absent = str(ROOT / "examples" / "questions-absent.jsonl")
+    corpus = str(ROOT / "examples")
+    alone = eval_json(answerable, "--corpus", corpus)
+    assert alone["weak"] is None
+    both = eval_json(answerable, absent, "--corpus", corpus)
+    assert {k: both[k] for k in ("questions", "recall_at_5", "mrr")} == {
+        k: alone[k] for k in ("questions", "recall_at_5", "mrr")
+    }
+    weak = both["weak"]
+    assert (weak["answerable"], weak["absent"]) == (22, 22)
+    assert weak["threshold"] == 0.078  # the hashing embedder's measured value
+    row = weak["at_threshold"]
+    # Measured: 5 of 22 absent questions marked weak, 1 of 22 answerable ones (cautious);
+    # the best balance 14 and 3 (at 0.12).
+    assert row["absent_weak"] >= 4 and row["answerable_weak"] <= 1
+    assert weak["cautious"]["answerable_weak"] <= 1
+    assert weak["suggested"]["absent_weak"] > row["absent_weak"]
+    assert len(weak["sweep"]) >= 5 and weak["sweep"] == sorted(
+        weak["sweep"], key=lambda r: r["threshold"]
+    )
+    stricter = eval_json(answerable, absent, "--corpus", corpus, "--set", "SEARCH_WEAK_THRESHOLD=1")
+    assert stricter["weak"]["at_threshold"]["absent_weak"] == 22
+    assert stricter["weak"]["at_threshold"]["answerable_weak"] == 22
+    table = runner.invoke(app, ["eval", answerable, absent, "--corpus", corpus])
+    assert table.exit_code == 0 and "no good answer" in table.stdout
+    assert "best balance" in table.stdout and "cautious" in table.stdout
