@@ -7,8 +7,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-import openai
-
 from shared.pipeline.embed.batch_files import ENDPOINT
 
 #: A batch's states that end it (the others: validating, in_progress, finalizing, cancelling).
@@ -28,6 +26,8 @@ class BatchState:
 
 class BatchClient:
     def __init__(self, *, api_key: str | None, base_url: str | None, timeout: float = 120.0):
+        import openai  # a second to import: not for a worker or command that never polls
+
         self._client = openai.OpenAI(
             api_key=api_key or "no-key", base_url=base_url, max_retries=3, timeout=timeout
         )

@@ -388,8 +388,28 @@ def reindex(
     reuse_vectors: bool = typer.Option(
         False, help="Copy vectors from the current collection instead of embedding again."
     ),
+    batch: bool = typer.Option(
+        False,
+        "--batch",
+        help="Through OpenAI's Batch API: half the price, done within 24 hours; polled by "
+        "Celery beat or `--resume`, the switch made when every chunk has its vector.",
+    ),
+    dry_run: bool = typer.Option(
+        False, "--dry-run", help="Count the tokens and price both routes; send nothing."
+    ),
+    resume: bool = typer.Option(
+        False, "--resume", help="Poll the running batch re-index once and say where it stands."
+    ),
+    cancel: bool = typer.Option(
+        False, "--cancel", help="Stop the running batch re-index; the fleet keeps its collection."
+    ),
 ) -> None:
     """Rebuild Qdrant from Postgres into a new collection, then switch the fleet to it."""
+    if batch or dry_run or resume or cancel:
+        from worker.cli.batch_cmds import batch_reindex
+
+        batch_reindex(collection, batch=batch, dry_run=dry_run, resume=resume, cancel=cancel)
+        return
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from shared import migrate
