@@ -28,6 +28,7 @@ from shared.adapters.openai_batches import ENDED, BatchClient
 from shared.adapters.qdrant import QdrantIndex
 from shared.db import transaction
 from shared.log import get_logger
+from shared.metrics import EMBEDDING_BATCH_LINES, EMBEDDING_BATCH_TOKENS
 from shared.models import Chunk, EmbeddingBatch, ReindexJob, utcnow
 from shared.pipeline import indexing
 from shared.pipeline.batch_reindex import (
@@ -204,18 +205,24 @@ class _Poll:
             open_ = repo.open_requests(session, self.job.id, [a.custom_id for a in answers])
         vectors: dict[int, bytes] = {}
         retry: list[list[int]] = []
-        tokens = 0
+        tokens = ok = failed = 0
         for answer in answers:
             groups = open_.get(answer.custom_id)
             if groups is None:
                 continue  # applied before (a poll killed after it), or not ours
             if answer.vectors is None or len(answer.vectors) != len(groups):
                 retry += groups
+                failed += 1
                 continue
+            ok += 1
             tokens += answer.tokens
             for vector, chunk_ids in zip(answer.vectors, groups, strict=True):
                 data = indexing.to_bytes(vector)
                 vectors.update(dict.fromkeys(chunk_ids, data))
+        model = self.job.model
+        EMBEDDING_BATCH_TOKENS.labels(model).inc(tokens)
+        EMBEDDING_BATCH_LINES.labels(model, "ok").inc(ok)
+        EMBEDDING_BATCH_LINES.labels(model, "failed").inc(failed)
         synced = self._embed_now(retry) if retry else 0
         upsert_chunks(self.index, vectors)
         with transaction() as session:

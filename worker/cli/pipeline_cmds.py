@@ -284,6 +284,7 @@ def _overview(database_url: str) -> None:
         counts = overview.status_counts(connection)
         recent = overview.recent_documents(connection)
         hidden_documents, hidden_chunks = overview.hidden_counts(connection)
+        reindexing = overview.running_reindex(connection)
     table = Table("status", "documents", title="documents")
     for name, count in sorted(counts.items()):
         table.add_row(name, str(count))
@@ -291,6 +292,13 @@ def _overview(database_url: str) -> None:
     if hidden_documents or hidden_chunks:
         console.print(
             f"hidden from search: {hidden_documents} document(s), {hidden_chunks} single chunk(s)"
+        )
+    if reindexing:
+        console.print(
+            f"batch re-index into {reindexing.collection} since "
+            f"{reindexing.started_at:%Y-%m-%d %H:%M} UTC: {reindexing.batches_read} of "
+            f"{reindexing.batches} batches read, {reindexing.batch_tokens + reindexing.sync_tokens}"
+            f" of about {reindexing.tokens_estimated} tokens (`ingest reindex --resume`)"
         )
     # Whole ids (to copy into `ingest status ID`); the title wraps on a narrow terminal.
     listing = Table(title="recently changed")

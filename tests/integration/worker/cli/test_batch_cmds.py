@@ -46,6 +46,8 @@ def test_a_batch_reindex_from_the_command_line_priced_started_resumed_switched(
     started = runner.invoke(app, ["reindex", "--batch", "--collection", "chunks_small"])
     assert started.exit_code == 0, started.output
     assert "running" in started.stdout and "file 0: batch_" in started.stdout
+    shown = runner.invoke(app, ["status"])
+    assert shown.exit_code == 0 and "batch re-index into chunks_small" in shown.stdout
 
     def switched() -> str:
         resumed = runner.invoke(app, ["reindex", "--resume"])
