@@ -92,6 +92,10 @@ class FakeBatches:
         #: Downloads of an output or error file that break off halfway (the connection
         #: closed mid-body), as a network cut or a killed worker would leave a read.
         self.break_downloads = 0
+        #: While set, downloads wait (`stall_downloads`): a poll stuck mid-read, to be killed.
+        self.stalled = 0
+        self._flowing = threading.Event()
+        self._flowing.set()
 
     # --- controls ----------------------------------------------------------------------------
     def hold(self) -> None:
@@ -100,6 +104,20 @@ class FakeBatches:
 
     def release(self) -> None:
         self.held = False
+
+    def stall_downloads(self) -> None:
+        """Downloads of output and error files wait until `resume_downloads()`."""
+        self._flowing.clear()
+
+    def resume_downloads(self) -> None:
+        self._flowing.set()
+
+    def wait_if_stalled(self) -> None:
+        """Called by the server before a download: waits while downloads are stalled."""
+        if not self._flowing.is_set():
+            with self._lock:
+                self.stalled += 1
+            self._flowing.wait(timeout=120)
 
     def take_break(self) -> bool:
         """Whether this download breaks off (one of `break_downloads`)."""

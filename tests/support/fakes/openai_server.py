@@ -363,6 +363,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(401, {}, error.body)
             return True
         status, body = self.fake.batches.route(method, path, headers, raw)
+        if isinstance(body, bytes):
+            self.fake.batches.wait_if_stalled()
         if isinstance(body, bytes) and self.fake.batches.take_break():
             self.send_response(status)
             self.send_header("content-type", "application/octet-stream")
