@@ -256,7 +256,8 @@ class ReindexJob(Base):
     dimensions: Mapped[int]
     previous: Mapped[str] = mapped_column(sa.String(200))
     collection: Mapped[str] = mapped_column(sa.String(200))
-    # running -> switched, or cancelled / failed (the old collection keeps serving)
+    # running -> switched -> done (caught up by a process of the new model), or cancelled /
+    # failed (the old collection keeps serving)
     state: Mapped[str] = mapped_column(sa.String(16), default="running", index=True)
     error: Mapped[str | None] = mapped_column(sa.Text)
     inputs: Mapped[int] = mapped_column(default=0)

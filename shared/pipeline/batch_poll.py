@@ -75,19 +75,25 @@ def cancel_batches(settings: Settings, batches: Sequence[EmbeddingBatch]) -> Non
 
 
 def poll(settings: Settings | None = None, owner: str | None = None) -> JobReport | None:
-    """Carry the running job on as far as it goes now; None when no job is running. A poll
-    that finds another one working on the job returns at once."""
+    """Carry the running job on as far as it goes now; or, in a process of the new model,
+    catch a switched job up. None when there is nothing to do. A poll that finds another one
+    working on the job returns at once."""
     settings = settings or get_settings()
     owner = owner or f"poll-{uuid.uuid4().hex[:12]}"
     with transaction() as session:
-        job = repo.running_job(session)
+        job = repo.running_job(session) or repo.switched_job(
+            session, settings.embedding_model, settings.embedding_dimensions
+        )
         if job is None:
             return None
         if not repo.claim_poll(session, job.id, owner, _claim_until(settings)):
             log.info("another poll is working on the batch re-index", job=str(job.id))
             return status(settings)
     try:
-        _Poll(settings, job, owner).run()
+        if job.state == "running":
+            _Poll(settings, job, owner).run()
+        else:
+            _Poll(settings, job, owner).catch_up()
     finally:
         with transaction() as session:
             repo.release_poll(session, job.id, owner)
@@ -275,6 +281,24 @@ class _Poll:
             repo.add_job_tokens(session, self.job.id, sync=late_copy.tokens)
         self.index.delete(self.index.all_point_ids() - keep)
         log.info("the fleet now uses the re-indexed collection", collection=self.job.collection)
+
+    def catch_up(self) -> None:
+        """After the switch, a fleet still on the old model indexes into the old collection
+        until the new model is deployed: the first poll of a process of the new model copies
+        the versions indexed since the switch into the new collection; the job is then done."""
+        since = self.job.finished_at or self.job.started_at
+        with transaction() as session:
+            late = repo.current_version_ids(session, finished_since=since)
+        copy = _Copier(self.embedder, self.index, self.index)
+        for version_id in late:
+            copy(version_id)
+        with transaction() as session:
+            keep = repo.current_point_ids(session)
+            repo.add_job_tokens(session, self.job.id, sync=copy.tokens)
+        self.index.delete(self.index.all_point_ids() - keep)
+        with transaction() as session:
+            repo.update_job(session, self.job.id, state="done")
+        log.info("the re-indexed collection caught up", versions=len(late))
 
 
 def upsert_chunks(index: QdrantIndex, vectors: dict[int, bytes]) -> None:

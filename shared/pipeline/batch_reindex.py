@@ -67,7 +67,7 @@ class JobReport:
     """Where a batch re-index stands (`ingest reindex --resume`, `--cancel`, the task)."""
 
     id: uuid.UUID
-    state: str  # running, switched, cancelled, failed
+    state: str  # running, switched (then done), cancelled, failed
     model: str
     previous: str
     collection: str

@@ -44,6 +44,7 @@ if TYPE_CHECKING:
         release_poll,
         requests_of_batch,
         running_job,
+        switched_job,
         update_batch,
         update_job,
     )

@@ -21,6 +21,7 @@ from shared.models import (
 )
 
 RUNNING = "running"
+SWITCHED = "switched"  # then `done`, once a process of the new model has caught up
 
 
 def current_chunks(session: Session) -> list[Chunk]:
@@ -53,6 +54,17 @@ def current_chunks_by_id(session: Session, chunk_ids: Sequence[int]) -> list[Chu
 
 def running_job(session: Session) -> ReindexJob | None:
     return session.scalar(sa.select(ReindexJob).where(ReindexJob.state == RUNNING))
+
+
+def switched_job(session: Session, model: str, dimensions: int) -> ReindexJob | None:
+    """The job of this model that switched the fleet and has not caught up yet."""
+    return session.scalar(
+        sa.select(ReindexJob).where(
+            ReindexJob.state == SWITCHED,
+            ReindexJob.model == model,
+            ReindexJob.dimensions == dimensions,
+        )
+    )
 
 
 def latest_job(session: Session) -> ReindexJob | None:
@@ -181,7 +193,7 @@ def claim_poll(session: Session, job_id: uuid.UUID, owner: str, until: datetime)
         sa.update(ReindexJob)
         .where(
             ReindexJob.id == job_id,
-            ReindexJob.state == RUNNING,
+            ReindexJob.state.in_([RUNNING, SWITCHED]),
             sa.or_(
                 ReindexJob.poll_until.is_(None),
                 ReindexJob.poll_until < now,

@@ -46,7 +46,7 @@ def batch_reindex(
         errors.print(f"[red]{exc}")
         raise typer.Exit(2) from exc
     print_job(report)
-    if report.state == "switched" and (settings.embedding_model == report.model):
+    if report.state in ("switched", "done") and settings.embedding_model == report.model:
         from shared.pipeline.verify import verify
 
         verified = verify(settings)
@@ -95,6 +95,11 @@ def print_job(report: JobReport) -> None:
     if report.state == "running":
         console.print("  carried on by Celery beat, or `ingest reindex --resume`")
     elif report.state == "switched":
-        console.print(f"  the fleet now uses {report.collection} (was {report.previous})")
+        console.print(
+            f"  the fleet now uses {report.collection} (was {report.previous}) once it runs "
+            f"{report.model}; its first poll then copies what the old model indexed meanwhile"
+        )
+    elif report.state == "done":
+        console.print(f"  the fleet uses {report.collection} (was {report.previous})")
     elif report.state in ("cancelled", "failed"):
         console.print(f"  the fleet keeps the collection it used; {report.collection} can go")

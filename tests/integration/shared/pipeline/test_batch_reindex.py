@@ -205,6 +205,17 @@ def test_a_document_updated_during_the_batch_is_current_in_the_new_collection(
     assert "Visitors welcome" in (record.payload or {})["text"]
     assert verify(get_settings()).ok
 
+    # After the switch, until the new model is deployed, the fleet still indexes with the old
+    # one into the old collection; the first poll of a process of the new model catches up.
+    use_model(monkeypatch, OLD)
+    index({"page-3": "# Knee surgery\n\n## Parking\n\nPark in garage P2.\n"})
+    use_model(monkeypatch, NEW)
+    assert not verify(get_settings()).ok  # the new collection lacks that version
+    caught_up = poll()
+    assert caught_up is not None and caught_up.state == "done"
+    assert verify(get_settings()).ok
+    assert poll() is None  # nothing left to do
+
 
 def test_cancel_stops_the_batches_and_the_old_collection_keeps_serving(
     batch_env: PipelineEnv, monkeypatch: pytest.MonkeyPatch

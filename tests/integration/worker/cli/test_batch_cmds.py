@@ -57,8 +57,10 @@ def test_a_batch_reindex_from_the_command_line_priced_started_resumed_switched(
     out = wait_for(switched, timeout=60, what="the batch re-index to switch")
     assert "the fleet now uses chunks_small" in out and "verify: ok" in out
     assert runner.invoke(app, ["verify"]).exit_code == 0
-    again = runner.invoke(app, ["reindex", "--resume"])
-    assert again.exit_code == 0 and "switched" in again.stdout  # the last job, said again
+    again = runner.invoke(app, ["reindex", "--resume"])  # caught up: done
+    assert again.exit_code == 0 and "done" in again.stdout and "verify: ok" in again.stdout
+    last = runner.invoke(app, ["reindex", "--resume"])  # nothing to do: the last job, said again
+    assert last.exit_code == 0 and "the fleet uses chunks_small" in last.stdout
 
 
 def test_cancel_from_the_command_line(fake: FakeOpenAI) -> None:
