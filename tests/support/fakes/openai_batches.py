@@ -92,6 +92,8 @@ class FakeBatches:
         #: Downloads of an output or error file that break off halfway (the connection
         #: closed mid-body), as a network cut or a killed worker would leave a read.
         self.break_downloads = 0
+        #: The next N `POST /v1/files` or `POST /v1/batches` answer 500 (by "files", "batches").
+        self.refuse: dict[str, int] = {}
         #: While set, downloads wait (`stall_downloads`): a poll stuck mid-read, to be killed.
         self.stalled = 0
         self._flowing = threading.Event()
@@ -136,6 +138,13 @@ class FakeBatches:
     def route(self, method: str, path: str, headers: dict[str, str], raw: bytes) -> tuple[int, Any]:
         """(status, JSON body or bytes) for a request under /v1/files or /v1/batches."""
         parts = path.strip("/").split("/")[1:]  # without "v1"
+        if method == "POST" and len(parts) == 1:
+            with self._lock:
+                refused = self.refuse.get(parts[0], 0) > 0
+                if refused:
+                    self.refuse[parts[0]] -= 1
+            if refused:
+                return 500, ApiError(500, "The server had an error.", "server_error").body
         try:
             if parts == ["files"] and method == "POST":
                 return 200, self._upload(headers.get("content-type", ""), raw)

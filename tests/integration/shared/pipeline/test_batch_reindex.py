@@ -8,6 +8,7 @@ from __future__ import annotations
 import uuid
 
 import numpy as np
+import openai
 import orjson
 import pytest
 
@@ -252,3 +253,20 @@ def test_a_dry_run_counts_and_prices_both_routes_and_sends_nothing(
     assert planned.tokens > 0 and planned.inputs == planned.chunks > 0
     assert planned.batch_cost == pytest.approx(planned.sync_cost / 2)
     assert batch_env.fake.batches.uploads() == [] and status() is None
+
+
+@pytest.mark.parametrize("refused", ["files", "batches"])
+def test_a_start_cut_short_is_completed_by_the_poll(batch_env: PipelineEnv, refused: str) -> None:
+    """The upload (or the batch's creation) failed after the job was recorded: the poll
+    uploads the file again from the recorded lines (or creates the batch on the uploaded
+    file), then carries on as usual."""
+    batch_env.fake.batches.refuse[refused] = 4  # the SDK's try and its 3 retries
+    with pytest.raises(openai.InternalServerError):
+        start("chunks_batch")
+    report = status()
+    assert report is not None and report.state == "running"
+    assert all(b.batch_id is None for b in report.batches)
+    finished = poll_until("switched")
+    assert all(b.batch_id for b in finished.batches)
+    assert finished.batch_tokens == finished.tokens_estimated
+    assert verify(get_settings()).ok
