@@ -194,7 +194,11 @@ def start(
             session,
             model=model,
             dimensions=dimensions,
-            previous=source.collection,
+            # The collection this model used; "-": none (a new model: the fleet still
+            # searches the old model's, until it runs this one).
+            previous=source.collection
+            if source.client.collection_exists(source.collection)
+            else "-",
             collection=name,
             state="running",
             inputs=planned.inputs,

@@ -94,12 +94,13 @@ def print_job(report: JobReport) -> None:
         errors.print(f"[red]{report.error}")
     if report.state == "running":
         console.print("  carried on by Celery beat, or `ingest reindex --resume`")
-    elif report.state == "switched":
+    was = "" if report.previous == "-" else f" (was {report.previous})"
+    if report.state == "switched":
         console.print(
-            f"  the fleet now uses {report.collection} (was {report.previous}) once it runs "
-            f"{report.model}; its first poll then copies what the old model indexed meanwhile"
+            f"  the fleet now uses {report.collection}{was} once it runs {report.model}; its "
+            "first poll then copies what the old model indexed meanwhile"
         )
     elif report.state == "done":
-        console.print(f"  the fleet uses {report.collection} (was {report.previous})")
+        console.print(f"  the fleet uses {report.collection}{was}")
     elif report.state in ("cancelled", "failed"):
         console.print(f"  the fleet keeps the collection it used; {report.collection} can go")

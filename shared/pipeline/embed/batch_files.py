@@ -23,6 +23,13 @@ ENDPOINT: Final = "/v1/embeddings"
 MAX_FILE_BYTES = 190 * 1024 * 1024
 
 
+#: Characters JSON leaves unescaped that some line readers take for line ends (U+0085,
+#: U+2028, U+2029; Python's `str.splitlines`): escaped, so one request is one line anywhere.
+_LINE_BREAKS = [
+    (char.encode(), f"\\u{ord(char):04x}".encode()) for char in ("\u0085", "\u2028", "\u2029")
+]
+
+
 @dataclass(frozen=True)
 class Input:
     """One text to embed and the chunks (ids) it is the embedding input of."""
@@ -67,7 +74,10 @@ def request_line(custom_id: str, model: str, dimensions: int | None, texts: list
     if dimensions is not None:
         body["dimensions"] = dimensions
     line = {"custom_id": custom_id, "method": "POST", "url": ENDPOINT, "body": body}
-    return orjson.dumps(line) + b"\n"
+    encoded = orjson.dumps(line)
+    for raw, escaped in _LINE_BREAKS:
+        encoded = encoded.replace(raw, escaped)
+    return encoded + b"\n"
 
 
 def request_files(

@@ -239,7 +239,7 @@ class FakeBatches:
 
     def _finish(self, batch: _Batch) -> None:
         """The batch's end: its output and error files, as the API writes them."""
-        lines = self.files[batch.input_file_id][2].decode().splitlines()
+        lines = [line.decode() for line in self.files[batch.input_file_id][2].split(b"\n")]
         problems = _check_file(lines, batch.endpoint, len(self.files[batch.input_file_id][2]))
         if batch.outcome.end == "failed" or problems:
             batch.status = "failed"

@@ -85,3 +85,18 @@ def test_an_answer_and_a_failed_line_are_read() -> None:
         4,
     )
     assert expired.vectors is None and expired.error and "x" in expired.error
+
+
+def test_a_text_with_unicode_line_separators_stays_one_line() -> None:
+    text = "Eerste regel\u2028tweede\u2029derde\u0085vierde\nvijfde"
+    (request_file,) = request_files(
+        [Input(text, [1], 12)],
+        "text-embedding-3-small",
+        256,
+        max_request_inputs=2048,
+        max_request_tokens=300_000,
+        max_file_inputs=50_000,
+    )
+    content = request_file.content().decode()
+    assert len(content.splitlines()) == 1  # even for a reader that splits on U+2028
+    assert orjson.loads(content)["body"]["input"] == [text]
