@@ -20,3 +20,14 @@ EMBEDDING_RETRIES = Counter(
     "Embedding requests retried, by reason: rate_limited, server_error, timeout.",
     ["model", "reason"],
 )
+EMBEDDING_BATCH_TOKENS = Counter(
+    "ingest_embedding_batch_tokens_total",
+    "Tokens billed through the Batch API (`ingest reindex --batch`, from each answered line's "
+    "`usage`), per model.",
+    ["model"],
+)
+EMBEDDING_BATCH_LINES = Counter(
+    "ingest_embedding_batch_lines_total",
+    "Batch API request lines read back, by outcome: ok, failed (then sent to the embeddings API).",
+    ["model", "outcome"],
+)

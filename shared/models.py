@@ -250,3 +250,78 @@ class ActiveIndex(Base):
     dimensions: Mapped[int] = mapped_column(primary_key=True)
     collection: Mapped[str] = mapped_column(sa.String(200))
     switched_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class ReindexJob(Base):
+    """A re-index through OpenAI's Batch API (`ingest reindex --batch`): what it fills, where
+    it stands, and what it cost. One runs at a time; a periodic poll carries it on from this
+    row (`poll_owner` / `poll_until`: which poll works on it now, so two never overlap and a
+    killed one's claim runs out)."""
+
+    __tablename__ = "reindex_jobs"
+
+    id: Mapped[uuid.UUID] = mapped_column(sa.Uuid, primary_key=True, default=uuid.uuid4)
+    model: Mapped[str] = mapped_column(sa.String(200))
+    dimensions: Mapped[int]
+    previous: Mapped[str] = mapped_column(sa.String(200))
+    collection: Mapped[str] = mapped_column(sa.String(200))
+    # running -> switched -> done (caught up by a process of the new model), or cancelled /
+    # failed (the old collection keeps serving)
+    state: Mapped[str] = mapped_column(sa.String(16), default="running", index=True)
+    error: Mapped[str | None] = mapped_column(sa.Text)
+    inputs: Mapped[int] = mapped_column(default=0)
+    reused: Mapped[int] = mapped_column(default=0)
+    tokens_estimated: Mapped[int] = mapped_column(default=0)
+    batch_tokens: Mapped[int] = mapped_column(default=0)
+    sync_tokens: Mapped[int] = mapped_column(default=0)
+    poll_owner: Mapped[str | None] = mapped_column(sa.String(64))
+    poll_until: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    started_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+
+class EmbeddingBatch(Base):
+    """One request file of a batch re-index and the OpenAI batch that runs it: the file and
+    batch ids and the batch's state as last seen (`pending`: not uploaded yet); `read_at`: its
+    output and error files have been applied."""
+
+    __tablename__ = "embedding_batches"
+    __table_args__ = (sa.UniqueConstraint("job_id", "number", name="uq_embedding_batches_number"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True, autoincrement=True)
+    job_id: Mapped[uuid.UUID] = mapped_column(
+        sa.Uuid, sa.ForeignKey("reindex_jobs.id", ondelete="CASCADE"), index=True
+    )
+    number: Mapped[int]
+    state: Mapped[str] = mapped_column(sa.String(32), default="pending")
+    input_file_id: Mapped[str | None] = mapped_column(sa.String(100))
+    batch_id: Mapped[str | None] = mapped_column(sa.String(100))
+    output_file_id: Mapped[str | None] = mapped_column(sa.String(100))
+    error_file_id: Mapped[str | None] = mapped_column(sa.String(100))
+    inputs: Mapped[int] = mapped_column(default=0)
+    requests: Mapped[int] = mapped_column(default=0)
+    tokens: Mapped[int] = mapped_column(default=0)
+    completed_requests: Mapped[int] = mapped_column(default=0)
+    failed_requests: Mapped[int] = mapped_column(default=0)
+    error: Mapped[str | None] = mapped_column(sa.Text)
+    read_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class EmbeddingBatchRequest(Base):
+    """One line of a request file: its `custom_id` and, for each of its inputs in order, the
+    chunks that input is the embedding of (identical texts are sent once)."""
+
+    __tablename__ = "embedding_batch_requests"
+
+    job_id: Mapped[uuid.UUID] = mapped_column(
+        sa.Uuid, sa.ForeignKey("reindex_jobs.id", ondelete="CASCADE"), primary_key=True
+    )
+    custom_id: Mapped[str] = mapped_column(sa.String(64), primary_key=True)
+    batch: Mapped[int] = mapped_column(
+        sa.ForeignKey("embedding_batches.id", ondelete="CASCADE"), index=True
+    )
+    chunk_ids: Mapped[list[list[int]]] = mapped_column(JSONType)
+    tokens: Mapped[int] = mapped_column(default=0)
+    done: Mapped[bool] = mapped_column(default=False)

@@ -27,6 +27,17 @@ DEFAULT_DROP_SECTIONS = (
 )
 
 
+#: OpenAI's list prices in US dollars per 1M tokens, (embeddings API, Batch API), as
+#: openai.com/api/pricing listed them in 2025 (written down 2026-11-28, not checked against the
+#: page since: check it); EMBEDDING_PRICE_PER_MILLION and EMBEDDING_BATCH_PRICE_PER_MILLION
+#: override them.
+LIST_PRICES: dict[str, tuple[float, float]] = {
+    "text-embedding-3-small": (0.02, 0.01),
+    "text-embedding-3-large": (0.13, 0.065),
+    "text-embedding-ada-002": (0.10, 0.05),
+}
+
+
 class Settings(BaseSettings):
     """Service configuration. Field names map to upper-case environment variables."""
 
@@ -84,6 +95,31 @@ class Settings(BaseSettings):
         "rate limiter still keeps the fleet under its budget).",
     )
     hashing_dimensions: int = 1536
+    # --- re-index through the Batch API (`ingest reindex --batch`) -------------------------
+    embedding_price_per_million: float | None = Field(
+        default=None,
+        ge=0,
+        description="US dollars per 1M tokens through the embeddings API, for the cost "
+        "estimates of `ingest reindex`; unset: OpenAI's list price of EMBEDDING_MODEL.",
+    )
+    embedding_batch_price_per_million: float | None = Field(
+        default=None,
+        ge=0,
+        description="US dollars per 1M tokens through the Batch API; unset: OpenAI's list "
+        "price of EMBEDDING_MODEL (half the other).",
+    )
+    embedding_batch_file_inputs: int = Field(
+        default=50_000,
+        ge=1,
+        le=50_000,
+        description="Inputs one Batch API request file holds (the API takes 50,000).",
+    )
+    reindex_poll_interval_seconds: int = Field(
+        default=300,
+        ge=1,
+        description="How often beat polls a running `ingest reindex --batch` "
+        "(`ingest.reindex_poll`).",
+    )
     tiktoken_cache_dir: str | None = Field(
         default=None,
         description="Folder with tiktoken's cl100k_base file, for machines without internet.",
@@ -348,6 +384,17 @@ class Settings(BaseSettings):
         """Tokens one embeddings request may carry: the API's cap, and never more than a
         minute's budget (a larger request could never pass the rate limiter)."""
         return min(self.embedding_max_request_tokens, self.embedding_tokens_per_minute)
+
+    @property
+    def embedding_prices(self) -> tuple[float, float]:
+        """US dollars per 1M tokens of EMBEDDING_MODEL: (embeddings API, Batch API)."""
+        sync, batch = LIST_PRICES.get(self.embedding_model, (0.0, 0.0))
+        return (
+            sync if self.embedding_price_per_million is None else self.embedding_price_per_million,
+            batch
+            if self.embedding_batch_price_per_million is None
+            else self.embedding_batch_price_per_million,
+        )
 
     @property
     def eager(self) -> bool:

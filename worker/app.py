@@ -34,6 +34,10 @@ ROUTES = {
     "ingest.delete": {"queue": IO_QUEUE},
     "ingest.reap": {"queue": IO_QUEUE},
     "ingest.ocr": {"queue": OCR_QUEUE},
+    # The batch re-index writes to Qdrant (local Qdrant: only the io worker may open it).
+    "ingest.reindex_poll": {"queue": IO_QUEUE},
+    "ingest.reindex_batch": {"queue": IO_QUEUE},
+    "ingest.reindex_cancel": {"queue": IO_QUEUE},
 }
 
 
@@ -76,7 +80,11 @@ def configure(app: Celery, settings: Settings) -> Celery:
         task_eager_propagates=True,
         worker_hijack_root_logger=False,
         beat_schedule={
-            "reap": {"task": "ingest.reap", "schedule": float(settings.reaper_interval_seconds)}
+            "reap": {"task": "ingest.reap", "schedule": float(settings.reaper_interval_seconds)},
+            "reindex-poll": {
+                "task": "ingest.reindex_poll",
+                "schedule": float(settings.reindex_poll_interval_seconds),
+            },
         },
     )
     # Celery caches its broker connection and producer pools from the first broker URL and
@@ -87,7 +95,10 @@ def configure(app: Celery, settings: Settings) -> Celery:
     return app
 
 
-app = configure(Celery("ingest", include=["worker.tasks", "worker.reaping"]), get_settings())
+app = configure(
+    Celery("ingest", include=["worker.tasks", "worker.reaping", "worker.reindexing"]),
+    get_settings(),
+)
 
 
 @worker_init.connect

@@ -41,6 +41,26 @@ SELECT (SELECT COUNT(*) FROM documents WHERE hidden_at IS NOT NULL AND deleted_a
         WHERE d.deleted_at IS NULL)
 """
 
+RUNNING_REINDEX = """
+SELECT j.collection, j.started_at, j.batch_tokens, j.sync_tokens, j.tokens_estimated,
+       (SELECT COUNT(*) FROM embedding_batches b WHERE b.job_id = j.id),
+       (SELECT COUNT(*) FROM embedding_batches b WHERE b.job_id = j.id AND b.read_at IS NOT NULL)
+FROM reindex_jobs j WHERE j.state = 'running'
+"""
+
+
+@dataclass(frozen=True)
+class RunningReindex:
+    """A batch re-index under way (`ingest reindex --batch`), as `ingest status` shows it."""
+
+    collection: str
+    started_at: datetime
+    batch_tokens: int
+    sync_tokens: int
+    tokens_estimated: int
+    batches: int
+    batches_read: int
+
 
 @dataclass(frozen=True)
 class RecentDocument:
@@ -100,6 +120,27 @@ def hidden_counts(connection: Any) -> tuple[int, int]:
     """Documents hidden from search, and single chunks of indexed versions hidden."""
     documents, chunks = _rows(connection, HIDDEN_COUNTS)[0]
     return int(documents), int(chunks)
+
+
+def running_reindex(connection: Any) -> RunningReindex | None:
+    """The batch re-index under way, if any (asked last: on a database from before
+    migration 0009 the table is missing, and the answer is None)."""
+    try:
+        rows = _rows(connection, RUNNING_REINDEX)
+    except Exception:  # the plain driver's own error class: no such table
+        return None
+    if not rows:
+        return None
+    collection, started_at, batch_tokens, sync_tokens, estimated, batches, read = rows[0]
+    return RunningReindex(
+        str(collection),
+        _utc(started_at),
+        int(batch_tokens),
+        int(sync_tokens),
+        int(estimated),
+        int(batches),
+        int(read),
+    )
 
 
 def _rows(connection: Any, sql: str) -> list[tuple[Any, ...]]:

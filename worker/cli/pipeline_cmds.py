@@ -284,6 +284,7 @@ def _overview(database_url: str) -> None:
         counts = overview.status_counts(connection)
         recent = overview.recent_documents(connection)
         hidden_documents, hidden_chunks = overview.hidden_counts(connection)
+        reindexing = overview.running_reindex(connection)
     table = Table("status", "documents", title="documents")
     for name, count in sorted(counts.items()):
         table.add_row(name, str(count))
@@ -291,6 +292,13 @@ def _overview(database_url: str) -> None:
     if hidden_documents or hidden_chunks:
         console.print(
             f"hidden from search: {hidden_documents} document(s), {hidden_chunks} single chunk(s)"
+        )
+    if reindexing:
+        console.print(
+            f"batch re-index into {reindexing.collection} since "
+            f"{reindexing.started_at:%Y-%m-%d %H:%M} UTC: {reindexing.batches_read} of "
+            f"{reindexing.batches} batches read, {reindexing.batch_tokens + reindexing.sync_tokens}"
+            f" of about {reindexing.tokens_estimated} tokens (`ingest reindex --resume`)"
         )
     # Whole ids (to copy into `ingest status ID`); the title wraps on a narrow terminal.
     listing = Table(title="recently changed")
@@ -388,8 +396,28 @@ def reindex(
     reuse_vectors: bool = typer.Option(
         False, help="Copy vectors from the current collection instead of embedding again."
     ),
+    batch: bool = typer.Option(
+        False,
+        "--batch",
+        help="Through OpenAI's Batch API: half the price, done within 24 hours; polled by "
+        "Celery beat or `--resume`, the switch made when every chunk has its vector.",
+    ),
+    dry_run: bool = typer.Option(
+        False, "--dry-run", help="Count the tokens and price both routes; send nothing."
+    ),
+    resume: bool = typer.Option(
+        False, "--resume", help="Poll the running batch re-index once and say where it stands."
+    ),
+    cancel: bool = typer.Option(
+        False, "--cancel", help="Stop the running batch re-index; the fleet keeps its collection."
+    ),
 ) -> None:
     """Rebuild Qdrant from Postgres into a new collection, then switch the fleet to it."""
+    if batch or dry_run or resume or cancel:
+        from worker.cli.batch_cmds import batch_reindex
+
+        batch_reindex(collection, batch=batch, dry_run=dry_run, resume=resume, cancel=cancel)
+        return
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from shared import migrate

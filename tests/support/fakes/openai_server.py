@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from tests.support.fakes.openai_batches import FakeBatches, Outcome
 from tests.support.fakes.openai_rules import (
     MODELS,
     ApiError,
@@ -31,7 +32,7 @@ from tests.support.fakes.openai_rules import (
     vector_for,
 )
 
-__all__ = ["MODELS", "FakeOpenAI", "RecordedRequest", "vector_for"]
+__all__ = ["MODELS", "FakeOpenAI", "Outcome", "RecordedRequest", "vector_for"]
 
 # Limits reported when no budget is enforced: large, so a client's limiter never waits on them.
 NOMINAL_TPM = 100_000_000
@@ -106,6 +107,8 @@ class FakeOpenAI:
         self._arrived = 0
         self._address = (host, port)
         self._server: ThreadingHTTPServer | None = None
+        #: `/v1/files` and `/v1/batches` (the Batch API): see `openai_batches`.
+        self.batches = FakeBatches()
         self._thread: threading.Thread | None = None
 
     # --- lifecycle ---------------------------------------------------------------------------
@@ -315,6 +318,8 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         """`GET /_fake/requests`: the request log, for tests and benchmarks in other processes."""
+        if self._batch_api("GET", b""):
+            return
         if self.path.rstrip("/") != "/_fake/requests":
             self._send(404, {}, {"error": {"message": f"Unknown path {self.path}"}})
             return
@@ -327,6 +332,8 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         length = int(self.headers.get("content-length") or 0)
         raw = self.rfile.read(length)
+        if self._batch_api("POST", raw):
+            return
         if self.path.rstrip("/") != "/v1/embeddings":
             self._send(
                 404,
@@ -345,10 +352,38 @@ class _Handler(BaseHTTPRequestHandler):
         status, extra, body = self.fake.handle(headers, raw)
         self._send(status, extra, body)
 
+    def _batch_api(self, method: str, raw: bytes) -> bool:
+        """Answer `/v1/files...` and `/v1/batches...`; False for any other path."""
+        path = self.path.split("?")[0].rstrip("/")
+        if not path.startswith(("/v1/files", "/v1/batches")):
+            return False
+        headers = {key.lower(): value for key, value in self.headers.items()}
+        if not headers.get("authorization", "").startswith("Bearer "):
+            error = ApiError(401, "You didn't provide an API key.", "invalid_request_error")
+            self._send(401, {}, error.body)
+            return True
+        status, body = self.fake.batches.route(method, path, headers, raw)
+        if isinstance(body, bytes):
+            self.fake.batches.wait_if_stalled()
+        if isinstance(body, bytes) and self.fake.batches.take_break():
+            self.send_response(status)
+            self.send_header("content-type", "application/octet-stream")
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body[: len(body) // 2])  # half of it, then the connection closes
+            self.wfile.flush()
+            self.close_connection = True
+            return True
+        self._send(status, {}, body)
+        return True
+
     def _send(self, status: int, headers: dict[str, str], body: Any) -> None:
-        payload = json.dumps(body).encode()
+        binary = isinstance(body, bytes)
+        payload = body if binary else json.dumps(body).encode()
         self.send_response(status)
-        self.send_header("content-type", "application/json")
+        self.send_header(
+            "content-type", "application/octet-stream" if binary else "application/json"
+        )
         self.send_header("content-length", str(len(payload)))
         for key, value in headers.items():
             self.send_header(key, value)
