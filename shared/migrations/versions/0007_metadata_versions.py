@@ -1,6 +1,6 @@
 """metadata versions: a version's kind, and which fields revision its points carry
 
-Revision ID: 0007_metadata_versions
+Revision ID: 0007
 Revises: 0006
 Create Date: 2026-11-28 03:15:00.000000
 """
@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0007_metadata_versions"
+revision: str = "0007"
 down_revision: str | None = "0006"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
