@@ -98,6 +98,7 @@ if TYPE_CHECKING:
         store_vectors,
         versions_with,
     )
+    from shared.repository.vector_cache import cached_vectors, remember_vectors
     from shared.repository.versions import (
         STAGE_TIMESTAMP,
         Registered,
@@ -123,6 +124,7 @@ _SUBMODULES = (
     "queries",
     "reaper",
     "stages",
+    "vector_cache",
     "versions",
 )
 
