@@ -121,6 +121,11 @@ def evaluate(
     table.add_row(f"recall in {report.budget} tokens", f"{report.recall_in_budget:.3f}")
     table.add_row("mean context tokens", f"{report.mean_context_tokens:.0f}")
     table.add_row("passage shows the answer", f"{report.passage_shows_answer:.3f}")
+    table.add_row(
+        f"duplicates in top {settings.search_top_k}",
+        f"{report.duplicate_lists_uncollapsed} of {report.questions} lists -> "
+        f"{report.duplicate_lists}",
+    )
     console.print(table)
     if report.misses:
         misses = Table("question", "document", "best-ranked chunk", title="misses")
