@@ -67,6 +67,9 @@ def search(
         line = f"#{hit.rank} {hit.final_score:.3f}  {hit.citation}"
         console.print(line, markup=False, highlight=False, soft_wrap=True)
         console.print(f"    {hit.passage}", markup=False, highlight=False, soft_wrap=True)
+        if hit.also_in:  # the same passage in other documents
+            also = ", ".join(other.citation for other in hit.also_in)
+            console.print(f"    also in: {also}", markup=False, highlight=False, soft_wrap=True)
     timings = ", ".join(f"{k} {v:.0f} ms" for k, v in result.timings_ms.items())
     errors.print(f"[dim]{'hybrid' if result.hybrid else 'dense'}; {timings}")
 

@@ -67,3 +67,5 @@ def test_copied_pages_cost_nothing_and_are_found_once(
     names = {hit["external_id"], *(other["external_id"] for other in hit["also_in"])}
     assert {Path(name).name for name in names} == {original.name, f"kopie-{original.name}"}
     assert hit["also_in"][0]["citation"].startswith("[")
+    shown = runner.invoke(app, ["search", passage])  # the text output names the copies too
+    assert "also in: [" in shown.stdout, shown.stdout
