@@ -193,6 +193,21 @@ class Chunk(Base):
         return list((self.extra or {}).get("sections") or [])
 
 
+class CachedVector(Base):
+    """A vector the API returned, by what was embedded: the same input (text and heading
+    line) in any other document, or a re-upload after a delete, reuses it instead of paying
+    again. Keyed by `indexing.cache_key` (provider, model, dimensions and input), so another
+    model never reuses it. Not tied to a document: it outlives deletes on purpose."""
+
+    __tablename__ = "vector_cache"
+
+    key: Mapped[str] = mapped_column(sa.String(64), primary_key=True)
+    model: Mapped[str] = mapped_column(sa.String(200))
+    dimensions: Mapped[int]
+    vector: Mapped[bytes] = mapped_column(sa.LargeBinary)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
 class Event(Base):
     """Append-only history: every state transition of a version or a document."""
 

@@ -155,6 +155,11 @@ class Settings(BaseSettings):
         description="Fuse dense and sparse (lexical) candidates with RRF; false: dense only.",
     )
     search_rerank: bool = Field(default=True, description="Section-proximity rerank on/off.")
+    search_collapse_duplicates: bool = Field(
+        default=True,
+        description="Candidates with the same text (whitespace normalised) are one hit that "
+        "lists the other documents in `also_in`; false: every copy is a hit.",
+    )
     search_rerank_anchors: int = Field(
         default=2, ge=1, description="Best-scoring candidates whose document and section boost."
     )

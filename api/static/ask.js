@@ -28,6 +28,7 @@ I18n.add({
     "ask.pages": "pagina's {first}\u2013{last}",
     "ask.whole": "Hele passage tonen",
     "ask.hits": "Gevonden passages",
+    "ask.alsoIn": "Ook in:",
     "ask.noScope": "Deze API-sleutel mag niet zoeken. Vraag de beheerder om een sleutel met het "
       + "recht \u201csearch\u201d.",
     "ask.refused": "Deze sleutel werd geweigerd. Meld u opnieuw aan.",
@@ -59,6 +60,7 @@ I18n.add({
     "ask.pages": "pages {first}\u2013{last}",
     "ask.whole": "Show the whole passage",
     "ask.hits": "Passages found",
+    "ask.alsoIn": "Also in:",
     "ask.noScope": "This API key may not search. Ask the administrator for a key with the "
       + "\u201csearch\u201d scope.",
     "ask.refused": "This key was refused. Sign in again.",
@@ -126,6 +128,14 @@ const AskBox = (() => {
       : Ui.el("span", {}, label);
   }
 
+  // The same passage word for word in other documents: shown once, with links to the others.
+  function alsoIn(hit) {
+    const others = hit.also_in || [];
+    if (!others.length) return null;
+    const links = others.flatMap((other, n) => (n ? [", ", citation(other)] : [citation(other)]));
+    return Ui.el("p", { class: "ask-also chunk-meta" }, t("ask.alsoIn"), " ", ...links);
+  }
+
   function pages(start, end) {
     return start === end || !end ? t("ask.page", { page: start })
       : t("ask.pages", { first: start, last: end });
@@ -146,6 +156,7 @@ const AskBox = (() => {
         " ",
         Ui.el("span", { class: "ask-rank" }, t("ask.rank", { rank: hit.rank })),
       ),
+      alsoIn(hit),
       Ui.el("p", { class: "ask-passage" }, highlighted(hit.passage, regex)),
       Ui.el("p", { class: "chunk-meta" }, meta.join(" · ")),
       Ui.el(

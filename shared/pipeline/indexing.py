@@ -155,6 +155,13 @@ def embedding_text(chunk: PendingChunk) -> str:
     return embedding_input(chunk.headings, chunk.text, chunk.sections)
 
 
+def cache_key(embedder: Embedder, text: str) -> str:
+    """The vector cache's key for an embedding input: provider, model and dimensions are in
+    it, so a reindex to another model (or size) never reuses a vector of the old one."""
+    named = f"{embedder.name}\n{embedder.model}\n{embedder.dimensions}\n{text}"
+    return hashlib.sha256(named.encode("utf-8", "surrogatepass")).hexdigest()
+
+
 def embed_group(
     embedder: Embedder, group: Sequence[PendingChunk]
 ) -> tuple[dict[int, tuple[bytes, bool]], Usage]:

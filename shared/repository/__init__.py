@@ -125,6 +125,7 @@ if TYPE_CHECKING:
         store_vectors,
         versions_with,
     )
+    from shared.repository.vector_cache import cached_vectors, remember_vectors
     from shared.repository.versions import (
         STAGE_TIMESTAMP,
         Registered,
@@ -154,6 +155,7 @@ _SUBMODULES = (
     "reaper",
     "relabel",
     "stages",
+    "vector_cache",
     "versions",
 )
 

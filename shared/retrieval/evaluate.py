@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from itertools import pairwise
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -88,6 +88,10 @@ class Report:
     recall_in_budget: float
     mean_context_tokens: float
     passage_shows_answer: float
+    #: Top-`top_k` lists that held the same passage twice (identical text in two documents,
+    #: `duplicates`), searched with collapsing off, and as the search ran (on by default).
+    duplicate_lists_uncollapsed: int = 0
+    duplicate_lists: int = 0
     misses: list[Miss] = field(default_factory=list)
     weak: WeakReport | None = None
 
@@ -123,15 +127,24 @@ def normalised(text: str) -> str:
 
 def same_document(hit: Hit, document: str) -> bool:
     """`document` names the hit's document by external id, file name, or id."""
+    return _names(document, hit.external_id, hit.document_id)
+
+
+def _names(document: str, external_id: str | None, document_id: str) -> bool:
     wanted = document.strip()
-    external = hit.external_id or ""
-    return wanted in (external, PurePosixPath(external).name, hit.document_id) or (
+    external = external_id or ""
+    return wanted in (external, PurePosixPath(external).name, document_id) or (
         "/" in wanted and external.endswith(wanted)
     )
 
 
 def answers(hit: Hit, question: Question) -> bool:
-    if not same_document(hit, question.document):
+    """The hit holds an answer sentence and stands in the question's document: its own, or
+    one that holds the same passage (`also_in`)."""
+    in_document = same_document(hit, question.document) or any(
+        _names(question.document, copy.external_id, copy.document_id) for copy in hit.also_in
+    )
+    if not in_document:
         return False
     text = normalised(hit.text)
     return any(normalised(answer) in text for answer in question.answers)
@@ -159,6 +172,7 @@ def evaluate(
     shown = 0
     in_budget = 0
     context_tokens = 0
+    duplicates = {True: 0, False: 0}  # top-k lists with a passage twice, collapsed or not
     misses = []
     scores: dict[bool, list[float | None]] = {False: [], True: []}  # by `absent`
     weak_at = 0.0
@@ -172,6 +186,11 @@ def evaluate(
         weak_at = result.weak_threshold
         if q.absent:
             continue
+        collapsed = settings.search_collapse_duplicates
+        duplicates[collapsed] += _duplicated(ranked[:top_k])
+        plain = replace(request, top_k=top_k, collapse=not collapsed)
+        other = search(plain, settings, embedder=embedder, index=index).hits
+        duplicates[not collapsed] += _duplicated(other)
         rank = next((n for n, hit in enumerate(ranked, 1) if answers(hit, q)), None)
         found_at.append(rank)
         shown += rank is not None and shows_answer(ranked[rank - 1], q)
@@ -211,6 +230,8 @@ def evaluate(
         recall_in_budget=round(in_budget / n, 3),
         mean_context_tokens=round(context_tokens / n, 1),
         passage_shows_answer=round(shown / max(sum(1 for r in found_at if r), 1), 3),
+        duplicate_lists_uncollapsed=duplicates[False],
+        duplicate_lists=duplicates[settings.search_collapse_duplicates],
         misses=misses,
         weak=weak_report(scores[False], scores[True], weak_at) if scores[True] else None,
     )
@@ -265,3 +286,9 @@ def weak_report(
 
 def _tokens(hit: Hit) -> int:
     return hit.token_count
+
+
+def _duplicated(hits: list[Hit]) -> bool:
+    """Whether two hits are the same passage (their own text, whitespace normalised)."""
+    texts = [text for text in (" ".join(hit.new_text.split()) for hit in hits) if text]
+    return len(set(texts)) < len(texts)

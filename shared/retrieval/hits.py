@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from shared.retrieval.anchor import own_text
@@ -35,6 +35,18 @@ PAYLOAD_FIELDS = (
 
 
 @dataclass(frozen=True)
+class AlsoIn:
+    """Another document that holds the hit's passage word for word (`duplicates.collapse`)."""
+
+    document_id: str
+    external_id: str | None
+    title: str | None
+    citation: str
+    citation_url: str | None
+    section: str | None
+
+
+@dataclass(frozen=True)
 class Hit:
     rank: int  # 1 = best final score (the list itself is in document order)
     point_id: str
@@ -62,6 +74,9 @@ class Hit:
     citation_url: str | None
     section: str | None
     weak: bool = False  # dense cosine below SEARCH_WEAK_THRESHOLD (shared/retrieval/weak.py)
+    #: The same passage in other documents (or elsewhere in this one), best first: the
+    #: search shows it once (SEARCH_COLLAPSE_DUPLICATES).
+    also_in: list[AlsoIn] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -95,6 +110,19 @@ def make_hit(item: Ranked, rank: int, query: str) -> Hit:
         fused_score=item.candidate.score,
         boost=item.boost,
         final_score=item.final,
+        citation=cite.markdown,
+        citation_url=cite.url,
+        section=cite.section,
+        also_in=[_also_in(copy.payload, shown) for copy in item.also],
+    )
+
+
+def _also_in(data: dict[str, Any], shown: str) -> AlsoIn:
+    cite = citation(data, shown)
+    return AlsoIn(
+        document_id=str(data.get("document_id")),
+        external_id=data.get("external_id"),
+        title=data.get("title"),
         citation=cite.markdown,
         citation_url=cite.url,
         section=cite.section,

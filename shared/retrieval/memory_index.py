@@ -35,12 +35,15 @@ def build(
     converted: Callable[[Path], Converted] | None = None,
 ) -> tuple[QdrantIndex, int]:
     """Index `files` (external ids relative to `root`) into `index`, by default a fresh
-    in-memory collection; returns the index and the embedding tokens spent. `converted`
-    gives a file's conversion (a benchmark's cache); by default the file is converted."""
+    in-memory collection; returns the index and the embedding tokens spent (an input
+    embedded before, in any file, is not sent again: as the pipeline's vector cache).
+    `converted` gives a file's conversion (a benchmark's cache); by default the file is
+    converted."""
     if index is None:
         index = QdrantIndex(local_client(":memory:"), "eval", embedder.dimensions, True)
     index.ensure_collection()
     tokens = 0
+    seen: dict[str, bytes] = {}  # embedding input -> vector
     for path in files:
         result = converted(path) if converted else _convert(path, settings)
         described = dict(result.metadata)
@@ -64,11 +67,17 @@ def build(
             indexing.PendingChunk(n, r.point_id, list(r.headings), r.text, r.sections)
             for n, r in enumerate(rows)
         ]
-        for group in indexing.groups(pending, 512):
+        todo = []
+        for chunk in pending:  # an input embedded before, in any file: as the vector cache
+            rows[chunk.chunk_id].vector = seen.get(indexing.embedding_text(chunk))
+            if rows[chunk.chunk_id].vector is None:
+                todo.append(chunk)
+        for group in indexing.groups(todo, 512):
             vectors, usage = indexing.embed_group(embedder, group)
             tokens += usage.tokens
-            for chunk_id, (vector, _) in vectors.items():
-                rows[chunk_id].vector = vector
+            for chunk in group:
+                vector = vectors[chunk.chunk_id][0]
+                rows[chunk.chunk_id].vector = seen[indexing.embedding_text(chunk)] = vector
         index.upsert(indexing.points_for(document, version, rows))
     return index, tokens
 

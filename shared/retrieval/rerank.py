@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from shared.adapters.qdrant import Candidate
+from shared.retrieval import duplicates
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,7 @@ class Ranked:
     candidate: Candidate
     final: float
     boost: float
+    also: tuple[Candidate, ...] = ()  # the same passage elsewhere (`duplicates.collapse`)
 
 
 def section_key(candidate: Candidate) -> tuple[str, tuple[str, ...]]:
@@ -80,7 +82,15 @@ def document_order(ranked: Sequence[Ranked]) -> list[Ranked]:
 
 
 def select(
-    candidates: Sequence[Candidate], top_k: int, weights: RerankWeights | None
+    candidates: Sequence[Candidate],
+    top_k: int,
+    weights: RerankWeights | None,
+    *,
+    collapse: bool = False,
 ) -> list[Ranked]:
-    """Rerank, keep the best `top_k`, then put them in document order."""
-    return document_order(rerank(candidates, weights)[:top_k])
+    """Rerank, with `collapse` make each passage one hit (`duplicates.collapse`), keep the
+    best `top_k`, then put them in document order."""
+    ranked = rerank(candidates, weights)
+    if collapse:
+        ranked = duplicates.collapse(ranked)
+    return document_order(ranked[:top_k])

@@ -3,7 +3,7 @@
 The order: (1) embed the query with the active collection's model (the same embedder,
 rate limiter and token counting as the pipeline); candidates: the top `candidates` by cosine,
 fused in Qdrant with the sparse lexical list when hybrid; (2) section-proximity rerank;
-(3) keep the top `top_k`; (4) document order.
+(3) one hit per passage (copies listed in `also_in`); keep the top `top_k`; (4) document order.
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ class SearchRequest:
     candidates: int | None = None  # default SEARCH_CANDIDATES
     hybrid: bool | None = None  # default SEARCH_HYBRID
     rerank: bool | None = None  # default SEARCH_RERANK
+    collapse: bool | None = None  # default SEARCH_COLLAPSE_DUPLICATES
 
 
 @dataclass
@@ -150,7 +151,8 @@ def search(
     timings["candidates"] = _ms(step)
 
     step = time.perf_counter()
-    kept = select(found, top_k, weights(settings) if rerank else None)
+    collapse = settings.search_collapse_duplicates if request.collapse is None else request.collapse
+    kept = select(found, top_k, weights(settings) if rerank else None, collapse=collapse)
     ranks = {id(item): n for n, item in enumerate(sorted(kept, key=lambda r: -r.final), 1)}
     hits = [make_hit(item, ranks[id(item)], query) for item in kept]
     weak_at = threshold(settings, embedder.model)

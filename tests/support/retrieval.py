@@ -111,6 +111,8 @@ PAGES = [
     ),
     ("knie", ["Knieoperatie", "Na de operatie"], "Na de operatie krijgt u fysiotherapie."),
     ("bezoek", ["Bezoektijden"], "Bezoek is welkom van 15.00 tot 20.00 uur."),
+    # The same paragraph on another page (a crawled site repeats it): one hit, `also_in`.
+    ("afdelingen", ["Bezoektijden"], "Bezoek is welkom van 15.00 tot 20.00 uur."),
 ]
 
 

@@ -72,6 +72,9 @@ def search(
         line = f"#{hit.rank} {hit.final_score:.3f}{' weak' if hit.weak else ''}  {hit.citation}"
         console.print(line, markup=False, highlight=False, soft_wrap=True)
         console.print(f"    {hit.passage}", markup=False, highlight=False, soft_wrap=True)
+        if hit.also_in:  # the same passage in other documents
+            also = ", ".join(other.citation for other in hit.also_in)
+            console.print(f"    also in: {also}", markup=False, highlight=False, soft_wrap=True)
     timings = ", ".join(f"{k} {v:.0f} ms" for k, v in result.timings_ms.items())
     errors.print(f"[dim]{'hybrid' if result.hybrid else 'dense'}; {timings}")
 
@@ -132,6 +135,11 @@ def evaluate(
     table.add_row(f"recall in {report.budget} tokens", f"{report.recall_in_budget:.3f}")
     table.add_row("mean context tokens", f"{report.mean_context_tokens:.0f}")
     table.add_row("passage shows the answer", f"{report.passage_shows_answer:.3f}")
+    table.add_row(
+        f"duplicates in top {settings.search_top_k}",
+        f"{report.duplicate_lists_uncollapsed} of {report.questions} lists -> "
+        f"{report.duplicate_lists}",
+    )
     console.print(table)
     if report.misses:
         misses = Table("question", "document", "best-ranked chunk", title="misses")

@@ -1,7 +1,7 @@
 """embedding batches: re-index through OpenAI's Batch API
 
 Revision ID: 0009
-Revises: 0006
+Revises: 0008
 Create Date: 2026-11-28 03:00:00.000000
 """
 
@@ -12,7 +12,7 @@ from alembic import op
 from sqlalchemy.dialects import postgresql
 
 revision: str = "0009"
-down_revision: str | None = "0006"
+down_revision: str | None = "0008"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -4,6 +4,10 @@ A page gives a few chunks; the embeddings API takes 2048 inputs a request. So th
 besides the versions it was sent for, others waiting in `embedding` (`take_waiting`), fills
 full requests with their inputs and sends several at once (`shared.pipeline.embed.coalesce`).
 Each answered request is stored at once, so a retry never pays twice.
+
+An input embedded before, in any document, is not sent again: its vector comes from the
+vector cache (`repository.vector_cache`, keyed by `indexing.cache_key`), so a copied page
+costs no tokens and its version reports 0 `tokens_spent` and 0 `chunks_embedded`.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from shared.pipeline.embed import Embedder
 from shared.pipeline.embed.coalesce import Answer, Limits, Pending, embed_pending
 from shared.pipeline.failures import fail_version
 from shared.pipeline.steps.runner import Holding, Outcome, lease_for, log_done
+from shared.pipeline.vector_cache import VectorCache
 from shared.settings import Settings, get_settings
 from shared.states import Status
 from shared.tokens import count_tokens
@@ -47,8 +52,9 @@ def embed_versions(
     handover_from: str | None = None,
 ) -> Outcome:
     """Vectors for the chunks of the versions (and, with `take_waiting`, of the others waiting
-    in `embedding`): reused from Qdrant when the point exists, else from the API. Those
-    embedded go on to upsert under this owner's leases."""
+    in `embedding`): reused from Qdrant when the point exists, else from the vector cache when
+    the input was embedded before, else from the API. Those embedded go on to upsert under
+    this owner's leases."""
     settings = settings or get_settings()
     embedder = wiring.embedder(settings)
     with transaction() as session:
@@ -77,15 +83,16 @@ def embed_versions(
         for row in rows
     ]
     last: list[Answer] = []  # the last answer is stored with the finish: one commit less
+    cache = VectorCache(embedder)
     with Holding(
-        owner, settings, claim.claimed, outcome, before_release=lambda s: _store(s, last)
+        owner, settings, claim.claimed, outcome, before_release=lambda s: _store(s, last, cache)
     ) as held:
-        failed = _embed(settings, embedder, collection, held, chunks, last)
+        failed = _embed(settings, embedder, collection, held, chunks, last, cache)
         for version_id, error in failed.items():
             fail_version(version_id, code=error.code, message=error.message, actor=owner)
             held.drop(version_id)
         with held.finishing() as session:
-            _store(session, last)
+            _store(session, last, cache)
             moved = repo.finish(session, Status.EMBEDDING, owner, held.held, keep_lease=True)
             held.close(session, handed_on=moved)
     log_done(Status.EMBEDDING, claim.claimed, moved)
@@ -102,18 +109,21 @@ def _embed(
     held: Holding,
     chunks: list[Waiting],
     last: list[Answer],
+    cache: VectorCache,
 ) -> dict[uuid.UUID, PermanentError]:
     index = wiring.index_for(settings, embedder, collection)
     reused = indexing.reuse_vectors(index, [chunk for _, chunk, _ in chunks])
-    if reused:
-        with transaction() as session:
+    texts = cache.add(chunk for _, chunk, _ in chunks if chunk.chunk_id not in reused)
+    with transaction() as session:
+        reused |= cache.lookup(session, texts)
+        if reused:
             repo.store_vectors(session, reused)
     heading_lines: dict[str, int] = {}  # tokens the heading line adds, by line
     pending = []
     for version_id, chunk, tokens in chunks:
         if chunk.chunk_id in reused:
             continue
-        text = indexing.embedding_text(chunk)
+        text = texts[chunk.chunk_id]
         line = text[: len(text) - len(chunk.text)]  # the heading line and its newline, or ""
         if line not in heading_lines:
             heading_lines[line] = count_tokens(line) + 1 if line else 0
@@ -126,17 +136,19 @@ def _embed(
             last.append(answer)
             return
         with transaction() as session:
-            _store(session, [answer])
+            _store(session, [answer], cache)
             repo.heartbeat(session, held.owner, held.held, lease_for(settings))
 
     return embed_pending(embedder, pending, limits_for(settings), store)
 
 
-def _store(session: Session, answers: list[Answer]) -> None:
-    """Save answered vectors and what they cost (and forget them: stored once)."""
+def _store(session: Session, answers: list[Answer], cache: VectorCache) -> None:
+    """Save answered vectors, in the chunks and the vector cache, and what they cost (and
+    forget them: stored once)."""
     while answers:
         answer = answers.pop()
         vectors = {cid: (indexing.to_bytes(v), True) for cid, v in answer.vectors.items()}
         requests = {version_id: answer.requests for version_id in answer.versions}
         repo.store_vectors(session, vectors)
+        cache.remember(session, vectors)
         repo.add_usages(session, answer.tokens, requests, answer.chunks)

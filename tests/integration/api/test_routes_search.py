@@ -51,6 +51,26 @@ def test_search_answers_hits_citations_and_timings(search_settings: Settings) ->
     assert set(body["timings_ms"]) == {"embed", "candidates", "rerank", "total"}
 
 
+def test_a_passage_in_two_documents_is_one_hit_with_also_in(search_settings: Settings) -> None:
+    with client_with(search_settings, SEARCH_KEY) as chatbot:
+        response = chatbot.post("/v1/search", json={"query": "Wanneer is bezoek welkom?"})
+    assert response.status_code == 200, response.text
+    hits = [h for h in response.json()["hits"] if "15.00 tot 20.00" in h["text"]]
+    assert len(hits) == 1
+    (other,) = hits[0]["also_in"]
+    assert {hits[0]["external_id"], other["external_id"]} == {"bezoek.md", "afdelingen.md"}
+    assert other["citation"] == f"[Bezoektijden]({other['citation_url']})"
+    assert other["citation_url"].startswith("https://zkh.example/")
+    assert set(other) == {
+        "document_id",
+        "external_id",
+        "title",
+        "citation",
+        "citation_url",
+        "section",
+    }
+
+
 def test_search_filters_over_http(search_settings: Settings) -> None:
     with client_with(search_settings, EDITOR_KEY) as editors:  # no scopes: full access
         response = editors.post(

@@ -95,6 +95,25 @@ def test_the_box_in_dutch_then_in_english(dutch_page: Page, served: str) -> None
     expect(box).not_to_contain_text("gevonden")
 
 
+def test_a_passage_in_two_documents_is_shown_once_with_ook_in(
+    dutch_page: Page, served: str
+) -> None:
+    page = dutch_page
+    aanmelden(page, served, EDITOR_KEY)
+    box = page.get_by_role("region", name="Probeer een vraag")
+    box.get_by_role("searchbox", name="Vraag van een patiënt").fill("Wanneer is bezoek welkom?")
+    box.get_by_role("button", name="Zoeken", exact=True).click()
+
+    hits = box.get_by_role("list", name="Gevonden passages").get_by_role("listitem")
+    visiting = hits.filter(has_text="15.00 tot 20.00")
+    expect(visiting).to_have_count(1)
+    also = visiting.locator(".ask-also")
+    expect(also).to_have_text(re.compile(r"^Ook in: Bezoektijden$"))
+    expect(also.get_by_role("link", name="Bezoektijden")).to_have_attribute(
+        "href", re.compile(r"^https://zkh\.example/(bezoek|afdelingen)#bezoektijden$")
+    )
+
+
 def test_a_key_without_the_search_scope_is_told_in_words(page: Page, served: str) -> None:
     sign_in(page, served, UPLOAD_KEY)
     page.goto(served + "/#/documents")

@@ -68,6 +68,7 @@ def test_reindex_fills_a_new_collection_and_switches_to_it(embedded: Path) -> No
     result = runner.invoke(app, ["reindex", "--collection", "chunks_rebuilt"])
     assert result.exit_code == 0, result.output
     assert "verify: ok" in result.stdout
+    assert "0 tokens)" in result.stdout  # the same model: every input from the vector cache
 
     with transaction() as session:
         active = repo.active_collection(session, embedder.model, embedder.dimensions)

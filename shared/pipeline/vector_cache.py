@@ -1,0 +1,45 @@
+"""The vector cache as the embed stage and `ingest reindex` use it: identical text is
+embedded once.
+
+A chunk whose embedding input (`indexing.embedding_text`: heading line and text) was embedded
+before with this embedder, in any document, takes the stored vector instead of an API call.
+The key (`indexing.cache_key`) names provider, model and dimensions, so a reindex to another
+model embeds everything anew. Only vectors the API returned are kept (the rows:
+`repository.vector_cache`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from sqlalchemy.orm import Session
+
+from shared import repository as repo
+from shared.pipeline import indexing
+from shared.pipeline.embed import Embedder
+
+
+class VectorCache:
+    """The cache keys of the chunks one step embeds, and the lookups and writes by them."""
+
+    def __init__(self, embedder: Embedder) -> None:
+        self.embedder = embedder
+        self.keys: dict[int, str] = {}  # chunk id -> key
+
+    def add(self, chunks: Iterable[indexing.PendingChunk]) -> dict[int, str]:
+        """Key the chunks; answers their embedding inputs, by chunk id."""
+        texts = {chunk.chunk_id: indexing.embedding_text(chunk) for chunk in chunks}
+        self.keys.update({cid: indexing.cache_key(self.embedder, t) for cid, t in texts.items()})
+        return texts
+
+    def lookup(self, session: Session, chunk_ids: Iterable[int]) -> dict[int, tuple[bytes, bool]]:
+        """Vectors the cache holds for these chunks, marked not sent to the API."""
+        wanted = [cid for cid in chunk_ids if cid in self.keys]
+        found = repo.cached_vectors(session, [self.keys[cid] for cid in wanted])
+        return {cid: (found[self.keys[cid]], False) for cid in wanted if self.keys[cid] in found}
+
+    def remember(self, session: Session, vectors: dict[int, tuple[bytes, bool]]) -> None:
+        """Keep the vectors the API returned for keyed chunks."""
+        keys = self.keys
+        entries = {keys[cid]: data for cid, (data, sent) in vectors.items() if sent and cid in keys}
+        repo.remember_vectors(session, self.embedder.model, self.embedder.dimensions, entries)
