@@ -104,7 +104,7 @@ if TYPE_CHECKING:
         waiting_in_received,
     )
     from shared.repository.relabel import (
-        current_chunks,
+        current_points_of,
         fields_behind,
         lock_for_relabel,
         metadata_versions_among,

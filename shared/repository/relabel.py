@@ -40,7 +40,7 @@ def lock_for_relabel(
     return version, document
 
 
-def current_chunks(
+def current_points_of(
     session: Session, document: Document
 ) -> tuple[DocumentVersion | None, list[uuid.UUID]]:
     """The document's current version and its points (what a relabel rewrites)."""

@@ -50,7 +50,7 @@ def relabel_versions(
                     outcome.stopped.append(version_id)
                     continue
                 version, document = found
-                current, points = repo.current_chunks(session, document)
+                current, points = repo.current_points_of(session, document)
                 if current is not None and points:
                     collection = wiring.collection_for(session, settings, embedder)
                     fields = indexing.document_fields(document, current)
