@@ -40,6 +40,7 @@ from shared.pipeline.batch_reindex import (
 from shared.pipeline.embed import Embedder
 from shared.pipeline.embed.batch_files import Answer, read_line, request_line
 from shared.pipeline.reindex import _Copier
+from shared.pipeline.vector_cache import VectorCache
 from shared.settings import Settings, get_settings
 
 log = get_logger("shared.batch_reindex")
@@ -230,7 +231,7 @@ class _Poll:
         EMBEDDING_BATCH_LINES.labels(model, "ok").inc(ok)
         EMBEDDING_BATCH_LINES.labels(model, "failed").inc(failed)
         synced = self._embed_now(retry) if retry else 0
-        upsert_chunks(self.index, vectors)
+        upsert_chunks(self.index, vectors, self.embedder)
         with transaction() as session:
             repo.mark_requests_done(session, self.job.id, [a.custom_id for a in answers])
             repo.add_job_tokens(session, self.job.id, batch=tokens, sync=synced)
@@ -247,7 +248,7 @@ class _Poll:
             embedded, usage = indexing.embed_group(self.embedder, part)
             vectors.update({cid: data for cid, (data, _) in embedded.items()})
             tokens += usage.tokens
-        upsert_chunks(self.index, vectors)
+        upsert_chunks(self.index, vectors, self.embedder)
         return tokens
 
     def _finish(self) -> None:
@@ -301,12 +302,16 @@ class _Poll:
         log.info("the re-indexed collection caught up", versions=len(late))
 
 
-def upsert_chunks(index: QdrantIndex, vectors: dict[int, bytes]) -> None:
-    """Points for these chunks (those of current versions) with the given vectors."""
+def upsert_chunks(index: QdrantIndex, vectors: dict[int, bytes], embedder: Embedder) -> None:
+    """Points for these chunks (those of current versions) with the given vectors, which the
+    API returned for `embedder`'s model: kept in the vector cache too."""
     if not vectors:
         return
     with transaction() as session:
         rows = repo.current_chunks_by_id(session, list(vectors))
+        cache = VectorCache(embedder)
+        cache.add(_pending(row) for row in rows)
+        cache.remember(session, {row.id: (vectors[row.id], True) for row in rows})
         versions = repo.versions_by_id(
             session, list({r.version_id for r in rows}), with_documents=True
         )

@@ -22,6 +22,7 @@ from shared.models import utcnow
 from shared.pipeline import indexing, wiring
 from shared.pipeline.embed import Embedder, make_embedder
 from shared.pipeline.embed.batch_files import Input, RequestFile, request_files
+from shared.pipeline.vector_cache import VectorCache
 from shared.settings import Settings, get_settings
 from shared.tokens import encoding
 
@@ -116,12 +117,16 @@ def destination(settings: Settings, name: str, dimensions: int) -> QdrantIndex:
 
 
 def known_vectors(
-    index: QdrantIndex | None, pending: list[indexing.PendingChunk]
+    embedder: Embedder, index: QdrantIndex | None, pending: list[indexing.PendingChunk]
 ) -> dict[int, tuple[bytes, bool]]:
-    """The chunks whose vector for this model and input is known already, so not sent: today
-    the points already in the new collection (a job started again on the same collection).
-    The vector cache (model, dimensions, input hash) plugs in here, as one more lookup."""
-    return indexing.reuse_vectors(index, pending) if index is not None else {}
+    """The chunks whose vector for this model and input is known already, so not sent: the
+    points already in the new collection (a job started again on the same collection), and
+    the inputs the vector cache holds for this model (the finish takes them from there)."""
+    known = indexing.reuse_vectors(index, pending) if index is not None else {}
+    cache = VectorCache(embedder)
+    cache.add(chunk for chunk in pending if chunk.chunk_id not in known)
+    with transaction() as session:
+        return known | cache.lookup(session, cache.keys)
 
 
 def plan(settings: Settings, index: QdrantIndex | None = None) -> Plan:
@@ -133,7 +138,7 @@ def plan(settings: Settings, index: QdrantIndex | None = None) -> Plan:
         indexing.PendingChunk(r.id, r.point_id, list(r.headings), r.text, r.sections or [])
         for r in rows
     ]
-    known = known_vectors(index, pending)
+    known = known_vectors(wiring.embedder(settings), index, pending)
     by_text: dict[str, list[int]] = {}
     for chunk in pending:
         if chunk.chunk_id not in known:

@@ -255,6 +255,30 @@ def test_a_dry_run_counts_and_prices_both_routes_and_sends_nothing(
     assert batch_env.fake.batches.uploads() == [] and status() is None
 
 
+def test_vectors_the_batches_returned_are_kept_and_a_later_reindex_of_the_model_sends_none(
+    batch_env: PipelineEnv,
+) -> None:
+    """The vector cache (model, dimensions, input): a batch re-index keeps the vectors it was
+    sent back; a second one of the same model plans no input, and its finish takes every
+    vector from the cache (no request to either API)."""
+    start("chunks_batch")
+    poll_until("switched")
+    requests = len(batch_env.fake.requests)
+
+    planned = start("chunks_again", dry_run=True)
+    assert isinstance(planned, Plan)
+    assert planned.chunks > 0 and planned.reused == planned.chunks
+    assert planned.inputs == 0 and planned.tokens == 0
+    uploads = len(batch_env.fake.batches.uploads())
+    again = start("chunks_again")
+    assert isinstance(again, JobReport) and again.inputs == 0
+    report = poll_until("switched")
+    assert report.collection == "chunks_again" and report.sync_tokens == 0
+    assert len(batch_env.fake.batches.uploads()) == uploads
+    assert len(batch_env.fake.requests) == requests
+    assert verify(get_settings()).ok
+
+
 @pytest.mark.parametrize("refused", ["files", "batches"])
 def test_a_start_cut_short_is_completed_by_the_poll(batch_env: PipelineEnv, refused: str) -> None:
     """The upload (or the batch's creation) failed after the job was recorded: the poll
