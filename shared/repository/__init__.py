@@ -98,6 +98,7 @@ if TYPE_CHECKING:
         store_vectors,
         versions_with,
     )
+    from shared.repository.verify import current_chunks_at, documents_in_flight
     from shared.repository.versions import (
         STAGE_TIMESTAMP,
         Registered,
@@ -124,6 +125,7 @@ _SUBMODULES = (
     "reaper",
     "stages",
     "versions",
+    "verify",
 )
 
 
