@@ -93,7 +93,8 @@ def show_repair(report: VerifyReport) -> None:
         f"repaired: {plural(done.rewritten, 'payload')} rewritten, "
         f"{plural(done.deleted, 'orphan point')} deleted, "
         f"{plural(done.restored, 'missing point')} embedded again "
-        f"({plural(done.tokens, 'token')})"
+        f"({plural(done.tokens, 'token')})",
+        soft_wrap=True,
     )
     if done.left:
         errors.print(
