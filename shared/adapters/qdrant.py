@@ -251,6 +251,44 @@ class QdrantIndex:
             if offset is None:
                 return
 
+    def payload_pages(
+        self, exclude: Sequence[str] = (), limit: int = 1000
+    ) -> Iterator[list[tuple[uuid.UUID, dict[str, Any]]]]:
+        """Every point's id and payload without the fields in `exclude` (no vectors), a page
+        at a time: `ingest verify` compares them with the record without holding them all."""
+        self.ensure_collection()
+        selector = qm.PayloadSelectorExclude(exclude=list(exclude)) if exclude else True
+        offset = None
+        while True:
+            with self._guard():
+                records, offset = self.client.scroll(
+                    self.collection,
+                    limit=limit,
+                    offset=offset,
+                    with_payload=selector,
+                    with_vectors=False,
+                )
+            yield [(uuid.UUID(str(r.id)), dict(r.payload or {})) for r in records]
+            if offset is None:
+                return
+
+    def overwrite_payloads(self, payloads: dict[uuid.UUID, dict[str, Any]]) -> None:
+        """Replace each point's whole payload with its own (no re-embedding), a batch of
+        points a request (`ingest verify --repair`)."""
+        if not payloads:
+            return
+        self.ensure_collection()
+        self._fast_local_commits()
+        for batch in _batches(list(payloads.items()), 256):
+            operations = [
+                qm.OverwritePayloadOperation(
+                    overwrite_payload=qm.SetPayload(payload=payload, points=[str(point)])
+                )
+                for point, payload in batch
+            ]
+            with self._guard():
+                self.client.batch_update_points(self.collection, operations, wait=True)
+
     def set_hidden(self, ids: Sequence[uuid.UUID], hidden: bool) -> None:
         """Set the `hidden` payload field of these points (no re-embedding; points that are
         not stored are left alone)."""

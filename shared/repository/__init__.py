@@ -126,6 +126,7 @@ if TYPE_CHECKING:
         versions_with,
     )
     from shared.repository.vector_cache import cached_vectors, remember_vectors
+    from shared.repository.verify import current_chunks_at, documents_in_flight
     from shared.repository.versions import (
         STAGE_TIMESTAMP,
         Registered,
@@ -157,6 +158,7 @@ _SUBMODULES = (
     "stages",
     "vector_cache",
     "versions",
+    "verify",
 )
 
 

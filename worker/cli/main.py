@@ -14,7 +14,15 @@ import traceback
 
 import typer
 
-from worker.cli import api_server, chunking, conversion, database, pipeline_cmds, retrieval_cmds
+from worker.cli import (
+    api_server,
+    chunking,
+    conversion,
+    database,
+    pipeline_cmds,
+    retrieval_cmds,
+    verify_cmd,
+)
 from worker.cli.output import quick_exit_requested
 
 app = typer.Typer(
@@ -31,7 +39,7 @@ app.command("run")(pipeline_cmds.run)
 app.command("status")(pipeline_cmds.status)
 app.command("search")(retrieval_cmds.search)
 app.command("eval")(retrieval_cmds.evaluate)
-app.command("verify")(pipeline_cmds.verify)
+app.command("verify")(verify_cmd.verify)
 app.command("delete")(pipeline_cmds.delete)
 app.command("reindex")(pipeline_cmds.reindex)
 app.command("api")(api_server.serve)

@@ -1,4 +1,4 @@
-"""`ingest run | status | verify | delete | reindex`: the pipeline from the command line.
+"""`ingest run | status | delete | reindex`: the pipeline from the command line.
 
 `ingest run` sends files through the same Celery chain as the API, run in-process (the
 embedded default: SQLite, local Qdrant, hashing embedder unless OPENAI_API_KEY is set).
@@ -347,29 +347,6 @@ def _document_history(document: str) -> None:
                 e.detail or "",
             )
         console.print(events)
-
-
-def verify() -> None:
-    """Check that Qdrant holds exactly the current chunks (exit 1 otherwise)."""
-    from shared import migrate
-    from shared.pipeline.verify import verify as verify_index
-
-    migrate.ensure_embedded_schema()
-    report = verify_index()
-    console.print(
-        f"current chunks: {report.expected}, points: {report.stored}, "
-        f"missing points: {len(report.missing)}, orphan points: {len(report.orphans)}"
-    )
-    if report.sparse_missing is None:
-        errors.print(
-            "[red]the collection has no sparse vectors (made before hybrid search): "
-            "run `ingest reindex` to build one that has them"
-        )
-    elif report.sparse_missing:
-        errors.print(f"[red]points without a sparse vector: {report.sparse_missing}")
-    if not report.ok:
-        raise typer.Exit(1)
-    console.print("[green]ok: the index matches the database")
 
 
 def delete(
