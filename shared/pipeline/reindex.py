@@ -19,7 +19,7 @@ from shared.db import transaction
 from shared.models import utcnow
 from shared.pipeline import indexing, wiring
 from shared.pipeline.embed import Embedder
-from shared.pipeline.vector_cache import VectorCache
+from shared.pipeline.vector_cache import cached_or_embedded
 from shared.pipeline.verify import VerifyReport, verify
 from shared.settings import Settings, get_settings
 
@@ -103,23 +103,10 @@ class _Copier:
             for r in rows
         ]
         vectors = indexing.reuse_vectors(self.reuse, pending) if self.reuse else {}
-        cache = VectorCache(self.embedder)  # an input embedded before with this model
-        cache.add(chunk for chunk in pending if chunk.chunk_id not in vectors)
-        with transaction() as session:
-            vectors |= cache.lookup(session, cache.keys)
         todo = [chunk for chunk in pending if chunk.chunk_id not in vectors]
-        for group in indexing.groups(todo, 512):
-            embedded, usage = indexing.embed_group(self.embedder, group)
-            vectors.update(embedded)
-            self.tokens += usage.tokens
-            with transaction() as session:
-                cache.remember(session, embedded)
-                repo.add_usages(
-                    session,
-                    {version_id: usage.tokens},
-                    {version_id: usage.requests},
-                    {version_id: len(group)},
-                )
+        found, tokens = cached_or_embedded(self.embedder, version_id, todo)
+        vectors |= found
+        self.tokens += tokens
         for row in rows:
             row.vector = vectors[row.id][0]
         self.destination.upsert(indexing.points_for(document, version, rows, hidden))

@@ -10,11 +10,13 @@ model embeds everything anew. Only vectors the API returned are kept (the rows:
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import uuid
+from collections.abc import Iterable, Sequence
 
 from sqlalchemy.orm import Session
 
 from shared import repository as repo
+from shared.db import transaction
 from shared.pipeline import indexing
 from shared.pipeline.embed import Embedder
 
@@ -43,3 +45,29 @@ class VectorCache:
         keys = self.keys
         entries = {keys[cid]: data for cid, (data, sent) in vectors.items() if sent and cid in keys}
         repo.remember_vectors(session, self.embedder.model, self.embedder.dimensions, entries)
+
+
+def cached_or_embedded(
+    embedder: Embedder, version_id: uuid.UUID, pending: Sequence[indexing.PendingChunk]
+) -> tuple[dict[int, tuple[bytes, bool]], int]:
+    """Vectors for one version's chunks outside the embed stage (a re-index, a repair): from
+    the cache, else from the API in groups of 512, each group kept in the cache and its usage
+    counted on the version; the tokens spent."""
+    cache = VectorCache(embedder)
+    cache.add(pending)
+    with transaction() as session:
+        vectors = cache.lookup(session, cache.keys)
+    tokens = 0
+    for group in indexing.groups([c for c in pending if c.chunk_id not in vectors], 512):
+        embedded, usage = indexing.embed_group(embedder, group)
+        vectors.update(embedded)
+        tokens += usage.tokens
+        with transaction() as session:
+            cache.remember(session, embedded)
+            repo.add_usages(
+                session,
+                {version_id: usage.tokens},
+                {version_id: usage.requests},
+                {version_id: len(group)},
+            )
+    return vectors, tokens

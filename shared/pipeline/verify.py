@@ -28,13 +28,13 @@ from shared.db import transaction
 from shared.models import Chunk, Document, DocumentVersion
 from shared.pipeline import indexing, wiring
 from shared.pipeline.embed import Embedder
+from shared.pipeline.vector_cache import cached_or_embedded
 from shared.settings import Settings, get_settings
 
 #: Payload fields not compared (nor read): the text, which the point id already stands for
 #: (it is the hash of it), and `updated_at`, the document's update time when its version was
 #: upserted, which finalize moves on in the record right after.
 NOT_COMPARED = ("text", "updated_at")
-_ABSENT = object()
 
 
 @dataclass(frozen=True)
@@ -123,9 +123,11 @@ def verify(settings: Settings | None = None, *, repair: bool = False) -> VerifyR
 
 
 def differing(expected: dict[str, Any], stored: dict[str, Any]) -> list[str]:
-    """The payload fields whose stored value is not the expected one (either may lack it)."""
+    """The payload fields whose stored value is not the expected one (either may lack it). A
+    field left out counts as None: qdrant-client's local mode drops a None `set_payload` writes
+    (a metadata version clearing a link), and no filter tells the two apart."""
     names = (expected.keys() | stored.keys()) - set(NOT_COMPARED)
-    return sorted(n for n in names if expected.get(n, _ABSENT) != stored.get(n, _ABSENT))
+    return sorted(n for n in names if expected.get(n) != stored.get(n))
 
 
 def as_stored(payload: dict[str, Any]) -> dict[str, Any]:
@@ -225,25 +227,14 @@ def _restore(
 
 
 def _embed_again(embedder: Embedder, version_id: uuid.UUID, chunks: Sequence[Chunk]) -> int:
-    """Vectors for the chunks that have none kept (set on the rows, not stored); tokens."""
+    """Vectors for the chunks that have none kept (set on the rows, not stored), from the
+    vector cache or the API; the tokens spent."""
     pending = [
         indexing.PendingChunk(c.id, c.point_id, list(c.headings), c.text, c.sections)
         for c in chunks
         if c.vector is None
     ]
-    vectors: dict[int, tuple[bytes, bool]] = {}
-    tokens = 0
-    for group in indexing.groups(pending, 512):
-        embedded, usage = indexing.embed_group(embedder, group)
-        vectors.update(embedded)
-        tokens += usage.tokens
-        with transaction() as session:
-            repo.add_usages(
-                session,
-                {version_id: usage.tokens},
-                {version_id: usage.requests},
-                {version_id: len(group)},
-            )
+    vectors, tokens = cached_or_embedded(embedder, version_id, pending)
     for chunk in chunks:
         if chunk.id in vectors:
             chunk.vector = vectors[chunk.id][0]

@@ -8,13 +8,14 @@ import json
 import uuid
 
 import pytest
+import sqlalchemy as sa
 from qdrant_client import models as qm
 from typer.testing import CliRunner, Result
 
 from shared import repository as repo
 from shared.adapters.qdrant import QdrantIndex
 from shared.db import transaction
-from shared.models import Document
+from shared.models import CachedVector, Document
 from shared.pipeline import wiring
 from shared.pipeline.in_process import run_local
 from shared.settings import get_settings
@@ -180,7 +181,7 @@ def test_repair_embeds_a_missing_point_again_and_deletes_an_orphan(
 
     repaired = report("--repair")
     assert repaired["repair"]["restored"] == 1 and repaired["repair"]["deleted"] == 1
-    assert repaired["repair"]["tokens"] > 0  # its vector was no longer kept: embedded again
+    assert repaired["repair"]["tokens"] == 0  # its vector came from the vector cache
     assert repaired["after_repair"]["ok"] is True
     back = index.client.retrieve(index.collection, [lost], with_vectors=True, with_payload=True)
     assert back and back[0].payload
@@ -188,6 +189,16 @@ def test_repair_embeds_a_missing_point_again_and_deletes_an_orphan(
     assert {**back[0].payload, "updated_at": None} == {**original.payload, "updated_at": None}
     assert back[0].vector["dense"] == original.vector["dense"]  # the same input, the same vector
     assert not index.client.retrieve(index.collection, [stray])
+    assert verify().exit_code == 0
+
+    # Without the cache (rows freed by hand, an older model's vectors): embedded again.
+    index.client.delete(index.collection, [lost], wait=True)
+    with transaction() as session:
+        session.execute(sa.delete(CachedVector))
+    again = report("--repair")
+    assert again["repair"]["restored"] == 1 and again["repair"]["tokens"] > 0
+    back = index.client.retrieve(index.collection, [lost], with_vectors=True)
+    assert back[0].vector["dense"] == original.vector["dense"]  # the same input, the same vector
     assert verify().exit_code == 0
 
 
