@@ -100,8 +100,15 @@ def convert_docx(data: bytes, max_unpacked: int) -> tuple[str, dict[str, object]
         result = mammoth.convert_to_html(io.BytesIO(data), convert_image=no_images)
     except Exception as exc:  # mammoth raises KeyError, XML errors, ... on a broken file
         raise _corrupt() from exc
+    # Word marks no header row (mammoth writes every row as `td`): the first row is the
+    # header, as the reader sees it, not an empty one above it.
     markdown = markdownify(
-        result.value, heading_style="ATX", bullets="-", strip=["img", "a"], escape_misc=False
+        result.value,
+        heading_style="ATX",
+        bullets="-",
+        strip=["img", "a"],
+        escape_misc=False,
+        table_infer_header=True,
     )
     markdown = re.sub(r"\n{3,}", "\n\n", markdown).strip() + "\n"
     metadata: dict[str, object] = {}

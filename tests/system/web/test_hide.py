@@ -16,7 +16,7 @@ from api.app import create_app
 from shared.pipeline.in_process import run_local
 from shared.settings import Settings
 from tests.support.api import EDITOR_KEY, use_settings
-from tests.support.web import ServedApp
+from tests.support.web import DOCS, ServedApp
 
 MARKDOWN = (
     b"# Knieoperatie\n\n## Voorbereiding\n\nNeem uw identiteitskaart en medicijnlijst mee.\n\n"
@@ -116,6 +116,7 @@ def test_hide_and_show_a_document_and_a_chunk_from_the_page(
     expect(facts).to_contain_text("1 stuk(ken) apart verborgen")
     assert found(api, "acenocoumarol") == 0 and found(api, "krukken") == 1
     expect(page.locator("#chunks .badge", has_text="verborgen")).to_have_count(1)
+    medicines.screenshot(path=str(DOCS / "screenshot-nl-hidden-chunk.png"))  # the README's
 
     page.get_by_role("button", name=f"Stuk {number} weer tonen").click()
     expect(history.locator("li").first).to_contain_text("Stuk weer getoond aan de chatbot")

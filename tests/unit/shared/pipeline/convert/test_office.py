@@ -20,7 +20,7 @@ def test_a_word_document_keeps_its_headings_list_and_table() -> None:
     assert "# Knieoperatie" in markdown
     assert "## Voorbereiding" in markdown and "## Nuchter zijn" in markdown
     assert "- Neem uw medicijnlijst mee\n- Draag makkelijke kleding" in markdown
-    assert "| Eten | 6 uur voor de operatie |" in markdown
+    assert "| Wat | Tot wanneer |\n| --- | --- |\n| Eten | 6 uur voor de operatie |" in markdown
     assert converted.metadata["title"] == "Knieoperatie (folder)"
 
 
