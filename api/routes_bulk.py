@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from api.auth import check_scope, require_scope
 from api.problems import ApiProblem
-from api.schemas import DocumentStatus
+from api.schemas import NO_NUL, DocumentStatus
 from shared import ingest
 from shared import repository as repo
 from shared.db import transaction
@@ -37,8 +37,8 @@ class ListFilter(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     status: DocumentStatus | None = None
-    source: str | None = Field(default=None, max_length=64)
-    q: str | None = Field(default=None, max_length=200)
+    source: str | None = Field(default=None, max_length=64, pattern=NO_NUL)
+    q: str | None = Field(default=None, max_length=200, pattern=NO_NUL)
 
 
 class BulkRequest(BaseModel):
@@ -160,8 +160,8 @@ COLUMNS = (
 def export_csv(
     caller: Annotated[str, Depends(require_scope("read"))],
     status: Annotated[DocumentStatus | None, Query()] = None,
-    source: Annotated[str | None, Query(max_length=64)] = None,
-    q: Annotated[str | None, Query(max_length=200)] = None,
+    source: Annotated[str | None, Query(max_length=64, pattern=NO_NUL)] = None,
+    q: Annotated[str | None, Query(max_length=200, pattern=NO_NUL)] = None,
 ) -> StreamingResponse:
     def rows() -> Iterator[str]:
         out = io.StringIO()

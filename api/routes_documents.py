@@ -17,6 +17,7 @@ from pydantic import BeforeValidator
 from api.auth import check_scope, require_scope
 from api.problems import ApiProblem
 from api.schemas import (
+    NO_NUL,
     Accepted,
     ChunkList,
     ChunkOut,
@@ -48,8 +49,6 @@ from shared.text_checks import FieldError, check_text, load_json
 from shared.urls import require_safe_url
 
 MAX_FILES = 20
-#: Postgres text cannot hold NUL: such a filter is a 422, not a database error.
-NO_NUL = r"^[^\x00]*$"
 MAX_METADATA_DEPTH = 20
 NUMBER = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
 

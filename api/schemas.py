@@ -25,6 +25,10 @@ DocumentStatus = Literal[
 ]
 
 
+#: Postgres text cannot hold NUL: a filter with one is a 422, not a database error.
+NO_NUL = r"^[^\x00]*$"
+
+
 class PreviousVersion(BaseModel):
     """The version an upload follows: uploads are keyed by file name (or `external_id`, or
     `folder` + file name), so a file named like an earlier one is its new version."""
