@@ -272,22 +272,22 @@ class _Poll:
                 session, self.job.model, self.job.dimensions, self.job.collection
             )
             repo.update_job(session, self.job.id, state="switched", finished_at=utcnow())
-        with transaction() as session:
-            late = repo.current_version_ids(session, finished_since=began)
-        late_copy = _Copier(self.embedder, self.index, self.index)
-        for version_id in late:
-            late_copy(version_id)
-        with transaction() as session:
-            keep = repo.current_point_ids(session)
-            repo.add_job_tokens(session, self.job.id, sync=late_copy.tokens)
-        self.index.delete(self.index.all_point_ids() - keep)
+        self._copy_since(began)
         log.info("the fleet now uses the re-indexed collection", collection=self.job.collection)
 
     def catch_up(self) -> None:
         """After the switch, a fleet still on the old model indexes into the old collection
         until the new model is deployed: the first poll of a process of the new model copies
         the versions indexed since the switch into the new collection; the job is then done."""
-        since = self.job.finished_at or self.job.started_at
+        late = self._copy_since(self.job.finished_at or self.job.started_at)
+        with transaction() as session:
+            repo.update_job(session, self.job.id, state="done")
+        log.info("the re-indexed collection caught up", versions=late)
+
+    def _copy_since(self, since: datetime) -> int:
+        """The versions made current since `since` copied into the new collection (what is
+        missing embedded, its tokens on the job), and the points no current chunk owns
+        removed from it; how many versions."""
         with transaction() as session:
             late = repo.current_version_ids(session, finished_since=since)
         copy = _Copier(self.embedder, self.index, self.index)
@@ -297,9 +297,7 @@ class _Poll:
             keep = repo.current_point_ids(session)
             repo.add_job_tokens(session, self.job.id, sync=copy.tokens)
         self.index.delete(self.index.all_point_ids() - keep)
-        with transaction() as session:
-            repo.update_job(session, self.job.id, state="done")
-        log.info("the re-indexed collection caught up", versions=len(late))
+        return len(late)
 
 
 def upsert_chunks(index: QdrantIndex, vectors: dict[int, bytes], embedder: Embedder) -> None:
