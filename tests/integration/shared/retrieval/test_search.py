@@ -204,9 +204,10 @@ def test_hybrid_hits_carry_the_dense_and_sparse_scores_of_their_own_vectors(
 
 @pytest.mark.parametrize("hybrid", [False, True])
 def test_hidden_points_are_left_out_of_every_search(crafted: Crafted, hybrid: bool) -> None:
+    # Three passages (identical texts would be one hit: SEARCH_COLLAPSE_DUPLICATES).
     crafted.add("a", 0, 0.9, "knie operatie bloedverdunner", hidden=True)
-    crafted.add("b", 0, 0.8, "knie operatie bloedverdunner", hidden=False)
-    crafted.add("c", 0, 0.7, "knie operatie bloedverdunner")  # before the field: visible
+    crafted.add("b", 0, 0.8, "knie operatie bloedverdunner stoppen", hidden=False)
+    crafted.add("c", 0, 0.7, "knie operatie bloedverdunner vooraf")  # before the field: visible
     result = crafted.search(query=QUERY, hybrid=hybrid, rerank=False)
     assert sorted(h.external_id for h in result.hits) == ["b.md", "c.md"]
     language = crafted.search(
