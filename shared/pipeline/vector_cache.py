@@ -27,10 +27,12 @@ class VectorCache:
     def __init__(self, embedder: Embedder) -> None:
         self.embedder = embedder
         self.keys: dict[int, str] = {}  # chunk id -> key
+        self.texts: dict[int, str] = {}  # chunk id -> embedding input
 
     def add(self, chunks: Iterable[indexing.PendingChunk]) -> dict[int, str]:
         """Key the chunks; answers their embedding inputs, by chunk id."""
         texts = {chunk.chunk_id: indexing.embedding_text(chunk) for chunk in chunks}
+        self.texts.update(texts)
         self.keys.update({cid: indexing.cache_key(self.embedder, t) for cid, t in texts.items()})
         return texts
 

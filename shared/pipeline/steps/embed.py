@@ -52,8 +52,8 @@ def embed_versions(
     handover_from: str | None = None,
 ) -> Outcome:
     """Vectors for the chunks of the versions (and, with `take_waiting`, of the others waiting
-    in `embedding`): reused from Qdrant when the point exists, else from the vector cache when
-    the input was embedded before, else from the API. Those embedded go on to upsert under
+    in `embedding`): from the vector cache when the input was embedded before, else reused
+    from Qdrant when the point exists (written before the cache), else from the API. Those embedded go on to upsert under
     this owner's leases."""
     settings = settings or get_settings()
     embedder = wiring.embedder(settings)
@@ -72,22 +72,24 @@ def embed_versions(
             return outcome
         collection = wiring.collection_for(session, settings, embedder)
         rows = repo.chunks_without_vectors_of(session, list(claim.claimed))
-    chunks = [
-        (
-            row.version_id,
-            indexing.PendingChunk(
-                row.id, row.point_id, list(row.headings), row.text, row.sections or []
-            ),
-            row.token_count,
-        )
-        for row in rows
-    ]
+        chunks = [
+            (
+                row.version_id,
+                indexing.PendingChunk(
+                    row.id, row.point_id, list(row.headings), row.text, row.sections or []
+                ),
+                row.token_count,
+            )
+            for row in rows
+        ]
+        cache = VectorCache(embedder)
+        cache.add(chunk for _, chunk, _ in chunks)
+        cached = cache.lookup(session, cache.keys)  # in the claim's transaction: no commit more
     last: list[Answer] = []  # the last answer is stored with the finish: one commit less
-    cache = VectorCache(embedder)
     with Holding(
         owner, settings, claim.claimed, outcome, before_release=lambda s: _store(s, last, cache)
     ) as held:
-        failed = _embed(settings, embedder, collection, held, chunks, last, cache)
+        failed = _embed(settings, embedder, collection, held, chunks, last, cache, cached)
         for version_id, error in failed.items():
             fail_version(version_id, code=error.code, message=error.message, actor=owner)
             held.drop(version_id)
@@ -110,14 +112,17 @@ def _embed(
     chunks: list[Waiting],
     last: list[Answer],
     cache: VectorCache,
+    cached: dict[int, tuple[bytes, bool]],
 ) -> dict[uuid.UUID, PermanentError]:
+    """`cached`: the vectors the cache held for these chunks; the others' points may exist
+    with this model already (an edit that kept them), else they are sent to the API."""
     index = wiring.index_for(settings, embedder, collection)
-    reused = indexing.reuse_vectors(index, [chunk for _, chunk, _ in chunks])
-    texts = cache.add(chunk for _, chunk, _ in chunks if chunk.chunk_id not in reused)
-    with transaction() as session:
-        reused |= cache.lookup(session, texts)
-        if reused:
+    reused = indexing.reuse_vectors(index, [c for _, c, _ in chunks if c.chunk_id not in cached])
+    reused |= cached
+    if reused:
+        with transaction() as session:
             repo.store_vectors(session, reused)
+    texts = cache.texts
     heading_lines: dict[str, int] = {}  # tokens the heading line adds, by line
     pending = []
     for version_id, chunk, tokens in chunks:
