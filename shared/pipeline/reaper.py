@@ -65,33 +65,14 @@ def reap(
             waiting = repo.waiting_in_received(
                 session, now - timedelta(seconds=settings.received_grace_seconds)
             )
-        for version_id in waiting:
-            with transaction() as session:
-                version = repo.load_version(session, version_id)
-                if version is None or not repo.touch_for_retry(
-                    session, version, bump_attempts=False
-                ):
-                    continue
-            if _send(enqueue_version, version_id, Status.RECEIVED):
-                report.resent.append(version_id)
+        _resend_waiting(report, waiting, lambda v: enqueue_version(v, Status.RECEIVED))
 
     if enqueue_relabel is not None:
         with transaction() as session:
             relabels = repo.waiting_relabels(
                 session, now - timedelta(seconds=settings.received_grace_seconds)
             )
-        for version_id in relabels:
-            with transaction() as session:
-                version = repo.load_version(session, version_id)
-                if version is None or not repo.touch_for_retry(
-                    session, version, bump_attempts=False
-                ):
-                    continue
-            try:
-                enqueue_relabel(version_id)
-                report.resent.append(version_id)
-            except Exception as exc:  # broker still down: the next round tries again
-                log.warning("reaper could not send metadata version %s: %r", version_id, exc)
+        _resend_waiting(report, relabels, enqueue_relabel)
 
     with transaction() as session:
         stuck = repo.stuck_in_stage(session, now - timedelta(seconds=settings.stuck_after_seconds))
@@ -147,9 +128,27 @@ def reap(
 
 
 def _send(enqueue_version: EnqueueVersion, version_id: uuid.UUID, stage: Status) -> bool:
+    return _sent(lambda v: enqueue_version(v, stage), version_id)
+
+
+def _sent(send: Callable[[uuid.UUID], object], version_id: uuid.UUID) -> bool:
     try:
-        enqueue_version(version_id, stage)
+        send(version_id)
     except Exception as exc:  # broker still down: the next round tries again
         log.warning("reaper could not send version %s: %r", version_id, exc)
         return False
     return True
+
+
+def _resend_waiting(
+    report: ReapReport, waiting: list[uuid.UUID], send: Callable[[uuid.UUID], object]
+) -> None:
+    """Versions still `received` past the grace (their message lost, or never sent): their
+    retry time noted, then sent again."""
+    for version_id in waiting:
+        with transaction() as session:
+            version = repo.load_version(session, version_id)
+            if version is None or not repo.touch_for_retry(session, version, bump_attempts=False):
+                continue
+        if _sent(send, version_id):
+            report.resent.append(version_id)

@@ -53,8 +53,8 @@ def embed_versions(
 ) -> Outcome:
     """Vectors for the chunks of the versions (and, with `take_waiting`, of the others waiting
     in `embedding`): from the vector cache when the input was embedded before, else reused
-    from Qdrant when the point exists (written before the cache), else from the API. Those embedded go on to upsert under
-    this owner's leases."""
+    from Qdrant when the point exists (written before the cache), else from the API. Those
+    embedded go on to upsert under this owner's leases."""
     settings = settings or get_settings()
     embedder = wiring.embedder(settings)
     with transaction() as session:

@@ -153,3 +153,37 @@ def test_after_a_broker_loss_every_lost_version_is_sent_again_in_one_round(
     queues.depth.clear()  # the workers took them
     queues.round()
     assert len(queues.sent) == len(lost | waiting)
+
+
+def test_a_waiting_metadata_version_is_sent_to_relabel_again_and_a_broken_broker_waits(
+    queues: Queues,
+) -> None:
+    content = version_in(Status.INDEXED)
+    with transaction() as session:
+        document_id = version(content).document_id
+        change = repo.register_field_changes(session, document_id, {"title": "Nieuw"}, "editors")
+        assert change is not None
+    relabels: list[uuid.UUID] = []
+
+    def lost_long_ago() -> None:  # its message lost, past the grace
+        with transaction() as session:
+            session.execute(
+                sa.update(DocumentVersion)
+                .where(DocumentVersion.id == change.version_id)
+                .values(updated_at=utcnow() - timedelta(hours=1))
+            )
+
+    def relabel(version_id: uuid.UUID) -> None:
+        if queues.broken:
+            raise ConnectionError("broker down")
+        relabels.append(version_id)
+
+    queues.broken = True
+    lost_long_ago()
+    broken = reap(queues.enqueue, queues.delete, SETTINGS, queues.backlog, relabel)
+    assert broken.resent == [] and relabels == []  # tried again next round
+    queues.broken = False
+    lost_long_ago()
+    report = reap(queues.enqueue, queues.delete, SETTINGS, queues.backlog, relabel)
+    assert relabels == [change.version_id] and change.version_id in report.resent
+    assert queues.sent == []  # not sent down the content chain
