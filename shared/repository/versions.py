@@ -138,7 +138,7 @@ def register_version(session: Session, new: NewVersion) -> Registered:
     """Store a new version: `received`, superseding every older content version still in
     flight (the last one sent wins); with the indexed version's bytes, a `metadata` version
     (`received`, for the relabel step) when it changes the document's payload fields, else
-    `unchanged`."""
+    `unchanged`. The fields it gives are the document's either way (last write wins)."""
     document = lock_document(session, new.source, new.external_id)
     # Only the indexed version counts: a same-content version still in flight may be stuck,
     # and sending the bytes again must be able to replace it.
@@ -149,21 +149,27 @@ def register_version(session: Session, new: NewVersion) -> Registered:
             same_as = current
     given = fields_given(new)
     changed = changed_fields(fields_of(document), given)
-    kind = METADATA if same_as and changed else CONTENT
-
     now = utcnow()
+    _set_fields(document, given, changed)
+    if new.metadata:
+        document.extra = {**(document.extra or {}), **new.metadata}
+    document.updated_at = now
+    if same_as and changed:  # the indexed bytes with other fields
+        version = _metadata_version(session, document, changed, new.uploaded_by, new)
+        return Registered(
+            document.id, version.id, version.number, Status.RECEIVED, [], METADATA, tuple(changed)
+        )
+
     new_document = document.version_count == 0  # no version of it exists to supersede
     document.version_count += 1
-    unchanged = same_as is not None and not changed
+    unchanged = same_as is not None
     version = DocumentVersion(
         id=uuid.uuid4(),
         document_id=document.id,
         number=document.version_count,
-        kind=kind,
-        # A metadata version keeps no bytes of its own: they are the indexed version's.
-        content=b"" if kind == METADATA else new.content,
+        content=new.content,
         sha256=new.sha256,
-        size_bytes=0 if kind == METADATA else len(new.content),
+        size_bytes=len(new.content),
         media_type=new.media_type,
         filename=new.filename,
         content_url=new.content_url,
@@ -175,28 +181,14 @@ def register_version(session: Session, new: NewVersion) -> Registered:
         finished_at=now if unchanged else None,
     )
     session.add(version)
-    _set_fields(document, given, changed)
-    if new.metadata:
-        document.extra = {**(document.extra or {}), **new.metadata}
-    document.updated_at = now
     if not same_as:  # written by the same UPDATE as the fields above (no foreign key to wait on)
         document.latest_version_id = version.id
         document.deleted_at = None
     session.flush()
 
-    detail = metadata_detail(changed) if kind == METADATA else None
-    add_event(
-        session,
-        document.id,
-        version.id,
-        None,
-        Status.RECEIVED,
-        actor=new.uploaded_by,
-        detail=detail,
-    )
+    add_event(session, document.id, version.id, None, Status.RECEIVED, actor=new.uploaded_by)
     superseded: list[uuid.UUID] = []
-    if unchanged:
-        assert same_as is not None
+    if same_as is not None:
         add_event(
             session,
             document.id,
@@ -205,7 +197,7 @@ def register_version(session: Session, new: NewVersion) -> Registered:
             Status.UNCHANGED,
             detail=f"same content as version {same_as.number}",
         )
-    elif not same_as and not new_document:
+    elif not new_document:
         superseded = supersede_in_flight(session, document.id, keep=version.id, newer=version)
     relabel = None
     if new.content_url and not new.content and changed and document.current_version_id:
@@ -217,9 +209,7 @@ def register_version(session: Session, new: NewVersion) -> Registered:
         version.number,
         Status(version.status),
         superseded,
-        kind,
-        tuple(changed) if kind == METADATA else (),
-        relabel,
+        relabel_id=relabel,
     )
 
 
@@ -228,10 +218,11 @@ def _metadata_version(
     document: Document,
     changed: list[str],
     actor: str | None,
-    like: DocumentVersion | None,
+    like: DocumentVersion | NewVersion | None,
 ) -> DocumentVersion:
     """A `metadata` version of the document (`received`, for the relabel step), with its
-    event naming the fields; no bytes of its own (`like`'s checksum and type are shown)."""
+    event naming the fields; no bytes of its own (those of `like`, the indexed version or
+    what was sent again: its checksum, type and name are shown)."""
     now = utcnow()
     document.version_count += 1
     version = DocumentVersion(
