@@ -42,3 +42,19 @@ class TooComplexError(PermanentError):
     its lease and is tried again, at the same cost, until it is marked stuck."""
 
     code = "too_complex"
+
+
+class StoreError(TransientError):
+    """The vector index could not be reached or refused a call: a Qdrant server down, or an
+    embedded folder another process holds (`code` says which). Retryable: a pipeline step
+    retries it; an HTTP route answers it as problem details (503), never a bare 500."""
+
+    code = "index_unavailable"
+
+
+class StoreLockedError(StoreError):
+    """The embedded index folder (`QDRANT_PATH`) is held by another process: waiting helps
+    only once that process stops, so it is not retried forever (`retryable` stays True for the
+    reaper, which gives up after its attempts)."""
+
+    code = "qdrant_locked"
