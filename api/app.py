@@ -6,7 +6,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 from fastapi import FastAPI
@@ -31,6 +34,7 @@ from api.replay import SignatureMemory
 from api.request_log import RequestLogMiddleware
 from api.schemas import CmsEvent
 from shared.log import configure_logging
+from shared.pipeline.background import Runner
 from shared.settings import Settings, get_settings
 
 #: Room for the multipart envelope and the form's text fields on top of the files' bytes.
@@ -57,6 +61,35 @@ def enqueue_delete(document_id: uuid.UUID) -> None:
     send(document_id)
 
 
+def _wire_processing(app: FastAPI, settings: Settings) -> None:
+    """Where the routes send committed work: Celery tasks through the broker (`REDIS_URL`,
+    Celery workers do the work), or, without a broker, this process's background runner
+    (`ingest serve`): the route answers at once and the runner takes the work after it."""
+    if settings.redis_url:
+        app.state.runner = None
+        app.state.enqueue = enqueue_version
+        app.state.enqueue_delete = enqueue_delete
+        app.state.enqueue_relabel = enqueue_relabel
+        return
+    runner = Runner(settings)
+    app.state.runner = runner
+    app.state.enqueue = app.state.enqueue_delete = app.state.enqueue_relabel = runner.wake
+
+
+@asynccontextmanager
+async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
+    """The background runner lives as long as the server: started before the first request,
+    stopped at shutdown (SIGTERM) after the step in flight."""
+    runner: Runner | None = app.state.runner
+    if runner is not None:
+        runner.start()
+    try:
+        yield
+    finally:
+        if runner is not None:
+            await asyncio.to_thread(runner.stop)
+
+
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or get_settings()
     configure_logging(settings)  # every process that serves the app: uvicorn's lines too
@@ -70,12 +103,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             "chunking, embedding and indexing, and receive CMS webhooks. Errors are "
             "problem details (`application/problem+json`)."
         ),
+        lifespan=_lifespan,
     )
     app.state.settings = settings
     app.state.api_keys = parse_keys(settings.api_keys)
-    app.state.enqueue = enqueue_version
-    app.state.enqueue_delete = enqueue_delete
-    app.state.enqueue_relabel = enqueue_relabel
+    _wire_processing(app, settings)
     app.state.signature_memory = SignatureMemory(
         settings.redis_url, settings.webhook_tolerance_seconds
     )

@@ -12,17 +12,29 @@ from collections.abc import Mapping
 from http import HTTPStatus
 from typing import Any
 
+import httpx
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from qdrant_client.http.exceptions import ResponseHandlingException
 from sqlalchemy.exc import DBAPIError, OperationalError, ProgrammingError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from shared.db import schema_missing
+from shared.errors import IngestError, StoreError, StoreLockedError
 
 log = logging.getLogger(__name__)
 
 PROBLEM_JSON = "application/problem+json"
+#: Seconds a client waits before trying again when the vector index is out of reach.
+STORE_RETRY_AFTER = "10"
+STORE_MESSAGES = {
+    StoreError.code: "The search index cannot be reached right now. Nothing was lost; "
+    "try again in a few seconds.",
+    StoreLockedError.code: "The search index is held by another process (a local QDRANT_PATH "
+    "is locked to one process). Try again later; an operator runs `ingest serve` alone on "
+    "that folder, or uses a Qdrant server (QDRANT_URL).",
+}
 
 
 class ProblemResponse(JSONResponse):
@@ -126,6 +138,43 @@ def _validation_errors(exc: RequestValidationError) -> list[dict[str, Any]]:
     ]
 
 
+def store_failure(exc: Exception) -> StoreError | None:
+    """`exc` as a failure of the vector index, or None when it is something else: a
+    `StoreError`, the locked-folder error of qdrant-client's local mode (an `IngestError` with
+    that code), or a connection error of qdrant-client or httpx (a Qdrant server down)."""
+    if isinstance(exc, StoreError):
+        return exc
+    if isinstance(exc, IngestError) and exc.code == StoreLockedError.code:
+        return StoreLockedError(exc.message)
+    if isinstance(exc, ResponseHandlingException | httpx.TransportError):
+        return StoreError(f"{type(exc).__name__}: {exc}")
+    return None
+
+
+def store_unavailable(request: Request, error: StoreError) -> ProblemResponse:
+    """The 503 for a vector index out of reach: its `code`, a plain message, Retry-After."""
+    log.warning(
+        "search index unavailable on %s %s: [%s] %s",
+        request.method,
+        request.url.path,
+        error.code,
+        error.message,
+    )
+    return problem(
+        request,
+        503,
+        STORE_MESSAGES.get(error.code, STORE_MESSAGES[StoreError.code]),
+        title="Search index unavailable",
+        headers={"Retry-After": STORE_RETRY_AFTER},
+        code=error.code,
+    )
+
+
+def _unexpected_error(request: Request) -> ProblemResponse:
+    log.exception("unhandled error on %s %s", request.method, request.url.path)
+    return problem(request, 500, "An unexpected error occurred; it has been logged.")
+
+
 def install(app: FastAPI) -> None:
     """Register the handlers on `app`."""
 
@@ -177,7 +226,15 @@ def install(app: FastAPI) -> None:
             headers={"Retry-After": "5"},
         )
 
+    # The index's failures (and only they) as a 503; registered by type, not in the catch-all
+    # below, whose handler Starlette runs and then raises the exception again.
+    @app.exception_handler(IngestError)
+    @app.exception_handler(ResponseHandlingException)
+    @app.exception_handler(httpx.TransportError)
+    async def _store(request: Request, exc: Exception) -> ProblemResponse:
+        error = store_failure(exc)
+        return _unexpected_error(request) if error is None else store_unavailable(request, error)
+
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> ProblemResponse:
-        log.exception("unhandled error on %s %s", request.method, request.url.path)
-        return problem(request, 500, "An unexpected error occurred; it has been logged.")
+        return _unexpected_error(request)

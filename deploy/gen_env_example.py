@@ -63,7 +63,7 @@ NOTES = {
     "task_time_limit_seconds": "Celery hard time limit of one task (prefork pools only)",
     "visibility_timeout_seconds": "Redis redelivers an unacked task after this; > longest task",
     "retry_backoff_max_seconds": "Longest wait between two retries of a task",
-    "reaper_interval_seconds": "How often beat runs the reaper",
+    "reaper_interval_seconds": "How often beat (or `ingest serve`) runs the reaper",
     "received_grace_seconds": "A version still `received` after this is sent again",
     "stuck_after_seconds": "A version in one stage longer than this is resumed or failed",
     "max_attempts": "Attempts before a version ends failed",

@@ -320,6 +320,18 @@ class Settings(BaseSettings):
         "so the pages arriving meanwhile (a CMS republishing) join its batch.",
     )
     reaper_interval_seconds: int = 60
+    serve_poll_seconds: float = Field(
+        default=10.0,
+        gt=0,
+        description="`ingest serve` (no REDIS_URL): how often its runner looks for versions "
+        "waiting even when no upload woke it (an upload or webhook wakes it at once).",
+    )
+    serve_stop_seconds: float = Field(
+        default=20.0,
+        gt=0,
+        description="`ingest serve`: how long a shutdown (SIGTERM) waits for the step in "
+        "flight to finish; what is still held then is given back for the next start.",
+    )
     received_grace_seconds: int = 30
     stuck_after_seconds: int = 900
     max_attempts: int = 5

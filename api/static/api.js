@@ -76,6 +76,8 @@ const Api = (() => {
         return t("problem.422", { detail: (p.detail || p.title || t("problem.422Default")) + where });
       }
       case 503:
+        // The search index out of reach (index_unavailable, qdrant_locked): nothing is lost.
+        if (p.code && I18n.has(`problem.${p.code}`)) return t(`problem.${p.code}`);
         return t("problem.503");
       default:
         if (status === 0) return t("problem.0");

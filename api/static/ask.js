@@ -175,6 +175,10 @@ const AskBox = (() => {
     // The server's reason is English: the Dutch page says the possible reasons itself.
     if (status === 422 && I18n.lang !== "en") return t("ask.invalidWords");
     if (status === 422) return t("ask.invalid", { detail: (body && body.detail) || "" });
+    // The search index out of reach (index_unavailable, qdrant_locked): said as api.js says it.
+    if (status === 503 && body && body.code && I18n.has(`problem.${body.code}`)) {
+      return t(`problem.${body.code}`);
+    }
     return t("ask.failed");
   }
 

@@ -291,6 +291,10 @@ const I18n = (() => {
       "problem.empty": "Geweigerd: het bestand is leeg.",
       "problem.503": "De dienst is even niet beschikbaar. Er is niets opgeslagen; probeer het zo "
         + "opnieuw.",
+      "problem.index_unavailable": "De zoekindex is nu niet bereikbaar. Er is niets verloren; "
+        + "probeer het over een paar seconden opnieuw.",
+      "problem.qdrant_locked": "De zoekindex is nu niet bereikbaar: een ander programma houdt "
+        + "hem bezet. Probeer het later opnieuw; blijft het zo, vraag dan het supportteam.",
       "problem.0": "Geen antwoord van de server: controleer uw verbinding en probeer het opnieuw.",
       "problem.error": "Fout",
       "problem.403NoScope": "Deze sleutel mag dit niet (403). Vraag de beheerders om een sleutel "
@@ -692,6 +696,10 @@ const I18n = (() => {
       "problem.empty": "Refused: the file is empty.",
       "problem.503": "The service is unavailable for a moment. Nothing was stored; try again "
         + "shortly.",
+      "problem.index_unavailable": "The search index cannot be reached right now. Nothing was "
+        + "lost; try again in a few seconds.",
+      "problem.qdrant_locked": "The search index cannot be reached right now: another process "
+        + "holds it. Try again later; if it stays so, ask the support team.",
       "problem.0": "No answer from the server: check your connection and try again.",
       "problem.error": "Error",
 

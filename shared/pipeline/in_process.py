@@ -84,8 +84,8 @@ def _settled(outcome: Outcome) -> list[uuid.UUID]:
     return outcome.go_on
 
 
-def _embed_upsert_finalize(ready: _Ready, settings: Settings) -> None:
-    while (batch := ready.take()) is not None:
+def _embed_upsert_finalize(ready: _Ready, settings: Settings, stop: threading.Event) -> None:
+    while (batch := ready.take()) is not None and not stop.is_set():
         try:
             ids = _settled(
                 embed_versions(batch, OWNER, settings, take_waiting=False, handover_from=OWNER)
@@ -110,11 +110,17 @@ def _convert_and_chunk(group: list[uuid.UUID], settings: Settings) -> list[uuid.
 
 
 def run_local(
-    version_ids: Sequence[uuid.UUID], progress: Callable[[uuid.UUID], None] = lambda _: None
+    version_ids: Sequence[uuid.UUID],
+    progress: Callable[[uuid.UUID], None] = lambda _: None,
+    stop: threading.Event | None = None,
 ) -> None:
-    """Take the versions through the pipeline here; returns when all have left it."""
+    """Take the versions through the pipeline here; returns when all have left it, or soon
+    after `stop` is set (`ingest serve` shutting down): the group and the batch in flight
+    finish their step, the rest is left where it stands, its leases still `OWNER`'s (the
+    caller gives them back)."""
+    stop = stop or threading.Event()
     settings = get_settings()
-    _give_back_a_killed_runs_leases()
+    give_back_leases()
     with transaction() as session:
         relabels = repo.metadata_versions_among(session, version_ids)
     if relabels:  # fields only: their points' payloads, before the embedding thread opens Qdrant
@@ -124,11 +130,13 @@ def run_local(
         version_ids = [v for v in version_ids if v not in relabels]
     ready = _Ready()
     embedding = threading.Thread(
-        target=_embed_upsert_finalize, args=(ready, settings), name="embedding"
+        target=_embed_upsert_finalize, args=(ready, settings, stop), name="embedding"
     )
     embedding.start()
     try:
         for start in range(0, len(version_ids), GROUP):
+            if stop.is_set():
+                break
             group = list(version_ids[start : start + GROUP])
             try:
                 ready.add(_convert_and_chunk(group, settings))
@@ -146,10 +154,11 @@ def run_local(
         embedding.join()
 
 
-def _give_back_a_killed_runs_leases() -> None:
-    """Every `ingest run` holds its leases as `OWNER`, one run at a time (local Qdrant locks
-    its folder to one process; two runs would share one owner anyway), so leases `OWNER`
-    still holds when a run starts are a killed run's. Given back, or a version superseded by
+def give_back_leases() -> None:
+    """Every `ingest run` (and `ingest serve`'s runner) holds its leases as `OWNER`, one run
+    at a time (local Qdrant locks its folder to one process; two runs would share one owner
+    anyway), so leases `OWNER` still holds when a run starts are a killed run's, or the ones
+    a stopped run left (`stop`). Given back, or a version superseded by
     this run's registration would keep its document's new version waiting in `upserting`
     until that lease ran out (finalize waits for other versions still held)."""
     with transaction() as session:

@@ -101,6 +101,7 @@ if TYPE_CHECKING:
         stuck_in_stage,
         touch_for_retry,
         unpurged_documents,
+        waiting_for_work,
         waiting_in_received,
     )
     from shared.repository.relabel import (

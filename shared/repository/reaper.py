@@ -59,6 +59,26 @@ def stuck_in_stage(session: Session, older_than: datetime) -> list[DocumentVersi
     )
 
 
+def waiting_for_work(session: Session) -> list[uuid.UUID]:
+    """Every version waiting for `ingest serve`'s runner, oldest first: received (content or
+    metadata), or left in a work stage with no live lease (given back at a shutdown, or a
+    killed process's lease run out)."""
+    now = utcnow()
+    return list(
+        session.scalars(
+            sa.select(DocumentVersion.id)
+            .where(
+                DocumentVersion.status.in_([s.value for s in IN_FLIGHT]),
+                sa.or_(
+                    DocumentVersion.lease_owner.is_(None),
+                    DocumentVersion.lease_expires_at < now,
+                ),
+            )
+            .order_by(DocumentVersion.updated_at)
+        )
+    )
+
+
 def touch_for_retry(session: Session, version: DocumentVersion, *, bump_attempts: bool) -> bool:
     """Claim a waiting version for one re-send (two reapers never both send it)."""
     values: dict[str, Any] = {"updated_at": utcnow()}

@@ -1,4 +1,10 @@
-"""`ingest api`: serve the HTTP API with uvicorn on `API_HOST:API_PORT`."""
+"""`ingest api` and `ingest serve`: the HTTP API with uvicorn on `API_HOST:API_PORT`.
+
+`ingest api` with `REDIS_URL` is the production API beside Celery workers (and a Qdrant
+server); without `REDIS_URL` it is `ingest serve`: one process that also runs the pipeline and
+the reaper in the background (`shared.pipeline.background`). The layouts that would lose work are
+refused before the server listens (`shared.layout`).
+"""
 
 from __future__ import annotations
 
@@ -6,14 +12,60 @@ from typing import Annotated
 
 import typer
 
+from worker.cli.output import errors
 
-def serve(
-    host: Annotated[str | None, typer.Option(help="Bind address (default: API_HOST).")] = None,
-    port: Annotated[int | None, typer.Option(help="Port (default: API_PORT).")] = None,
+HostOption = Annotated[str | None, typer.Option(help="Bind address (default: API_HOST).")]
+PortOption = Annotated[int | None, typer.Option(help="Port (default: API_PORT).")]
+
+
+def api(
+    host: HostOption = None,
+    port: PortOption = None,
     reload: Annotated[bool, typer.Option(help="Restart on code changes (development).")] = False,
     workers: Annotated[int, typer.Option(min=1, help="Worker processes.")] = 1,
 ) -> None:
-    """Serve the upload API, the CMS webhook, health checks and metrics."""
+    """Serve the upload API, the CMS webhook, health checks and metrics (beside Celery workers;
+    without REDIS_URL, as `ingest serve`)."""
+    from shared import layout
+    from shared.settings import get_settings
+
+    settings = get_settings()
+    why = (
+        layout.api_refusal(settings)
+        if settings.redis_url
+        else layout.serve_refusal(settings, workers)
+    )
+    _refuse_if(why)
+    _run(host, port, reload, workers)
+
+
+def serve(host: HostOption = None, port: PortOption = None) -> None:
+    """One process for a small site or a demo: the API, the pipeline and the reaper, without
+    Redis (SQLite or Postgres, the embedded index or a Qdrant server)."""
+    from shared import layout
+    from shared.settings import get_settings
+
+    _refuse_if(layout.serve_refusal(get_settings()))
+    _run(host, port, reload=False, workers=1)
+
+
+def _refuse_if(why: str) -> None:
+    if why:
+        errors.print(why, markup=False, highlight=False, soft_wrap=True)
+        raise typer.Exit(2)
+
+
+def _stopped(_signum: int, _frame: object) -> None:
+    """SIGTERM outside uvicorn's own handling: before it listens, or the SIGTERM it raises again
+    once its shutdown is done (the runner stopped, its leases given back): a clean stop, so
+    the process ends with exit code 0."""
+    raise SystemExit(0)
+
+
+def _run(host: str | None, port: int | None, reload: bool, workers: int) -> None:
+    import signal
+
+    signal.signal(signal.SIGTERM, _stopped)
     import uvicorn
 
     from shared import migrate
@@ -29,8 +81,8 @@ def serve(
         log.warning("CMS_WEBHOOK_SECRET is not set: the CMS webhook answers 503")
     if settings.eager:
         log.info(
-            "no REDIS_URL: documents are processed inside the API process "
-            "(embedded default); set REDIS_URL and run Celery workers in production"
+            "no REDIS_URL: this process also runs the pipeline and the reaper in the background "
+            "(ingest serve); set REDIS_URL and QDRANT_URL and run Celery workers in production"
         )
     migrate.ensure_embedded_schema()
     # Uvicorn's loggers go to the root logger (`shared.log`'s format: JSON lines when asked);

@@ -42,7 +42,8 @@ app.command("eval")(retrieval_cmds.evaluate)
 app.command("verify")(verify_cmd.verify)
 app.command("delete")(pipeline_cmds.delete)
 app.command("reindex")(pipeline_cmds.reindex)
-app.command("api")(api_server.serve)
+app.command("api")(api_server.api)
+app.command("serve")(api_server.serve)
 
 
 def main() -> None:
