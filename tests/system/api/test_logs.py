@@ -32,6 +32,7 @@ def served(pg: str, redis_url: str, tmp_path) -> Iterator[tuple[str, WorkerProce
         **os.environ,
         "DATABASE_URL": pg,
         "REDIS_URL": redis_url,
+        "QDRANT_URL": "http://127.0.0.1:1",  # beside Celery workers: a server (never reached)
         "API_KEYS": API_KEYS,
         "LOG_FORMAT": "json",
         "API_PORT": str(port),

@@ -3,7 +3,12 @@ started as a user starts it, on the embedded default in tmp_path."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
+
+import pytest
 
 from tests.support.api import rows
 from tests.support.fakes.openai_server import FakeOpenAI
@@ -90,3 +95,32 @@ def test_a_sigterm_while_a_version_is_embedded_leaves_nothing_stuck(
             again.wait_indexed(first["document_id"], second["document_id"])
             assert again.terminate() == 0
     assert held_or_stuck(database) == []
+
+
+@pytest.mark.parametrize(
+    ("args", "redis", "says"),
+    [
+        (["api"], True, ["QDRANT_URL", "`ingest serve`"]),  # beside Celery workers, no server
+        (["serve"], True, ["unset REDIS_URL"]),
+        (["api", "--workers", "2"], False, ["one process", "REDIS_URL"]),
+    ],
+)
+def test_a_layout_that_would_lose_work_is_refused_in_one_line(
+    embedded_env: dict[str, str], tmp_path: Path, args: list[str], redis: bool, says: list[str]
+) -> None:
+    env = {**os.environ, **embedded_env, "PYTHONPATH": str(ROOT)}
+    if redis:
+        env["REDIS_URL"] = "redis://127.0.0.1:1/0"  # refused before anything connects
+    done = subprocess.run(
+        [sys.executable, "-m", "worker.cli.main", *args],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2, done.stderr
+    (line,) = done.stderr.strip().splitlines()
+    assert line.startswith("refusing to start:"), line
+    assert all(word in line for word in says), line
+    assert not (tmp_path / "ingest.db").exists()  # refused before anything was set up

@@ -169,3 +169,22 @@ def test_a_question_the_content_does_not_answer_says_so(dutch_page: Page, served
     form.get_by_role("button", name="Zoeken", exact=True).click()
     expect(message).to_contain_text("3 passages gevonden in ")
     expect(box.locator("#ask-hits.weak")).to_have_count(0)
+
+
+def test_the_search_index_out_of_reach_is_said_in_dutch(
+    dutch_page: Page, api_settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A Qdrant server that does not answer (a closed loopback port): the API's 503 problem
+    (`index_unavailable`) is a sentence in Dutch in the box, not "the search did not work"."""
+    settings = use_settings(
+        monkeypatch, QDRANT_URL="http://127.0.0.1:1", EMBEDDING_PROVIDER="hashing"
+    )
+    page = dutch_page
+    with ServedApp(create_app(settings)) as base_url:
+        aanmelden(page, base_url, EDITOR_KEY)
+        form = page.get_by_role("search", name="Probeer een vraag")
+        form.get_by_role("searchbox", name="Vraag van een patiënt").fill("Wanneer is bezoek?")
+        form.get_by_role("button", name="Zoeken", exact=True).click()
+        expect(page.locator("#ask-message")).to_contain_text(
+            "De zoekindex is nu niet bereikbaar. Er is niets verloren"
+        )

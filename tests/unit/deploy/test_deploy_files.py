@@ -29,6 +29,7 @@ from yamllint import linter
 from yamllint.config import YamlLintConfig
 
 from deploy import gen_env_example
+from shared import layout
 from shared.settings import Settings
 from tests.support.paths import ROOT
 from worker.app import ROUTES
@@ -228,6 +229,25 @@ def test_every_environment_variable_is_a_setting_or_a_known_external_one() -> No
     for _, container in our_containers() + our_init_containers():
         names = {e["name"] for e in container.get("env", [])}
         assert not names & {"DATABASE_URL", "REDIS_URL"}, "only from the ConfigMap and Secret"
+
+
+def test_the_api_beside_celery_workers_has_a_qdrant_server() -> None:
+    """`ingest api` refuses REDIS_URL with a local index folder (`shared.layout`): compose and
+    Kubernetes give the API a broker and a Qdrant server."""
+    compose = compose_config(POSTGRES_PASSWORD="pg-secret", FLOWER_BASIC_AUTH="ops:flower")
+    (configmap,) = [doc["data"] for doc in MANIFESTS if doc["kind"] == "ConfigMap"]
+    (api,) = [container for name, container in our_containers() if name == "ingest-api"]
+    assert {"configMapRef": {"name": "ingest-config"}} in api["envFrom"]
+    k8s = {**configmap, "REDIS_URL": "redis://redis:6379/0"}  # the Secret's, filled in
+    for where, env in {"compose": compose["services"]["api"]["environment"], "k8s": k8s}.items():
+        settings = Settings(
+            redis_url=env["REDIS_URL"],
+            qdrant_url=env.get("QDRANT_URL"),
+            _env_file=None,  # type: ignore[call-arg]
+        )
+        assert layout.api_refusal(settings) == "", where
+    local = Settings(redis_url="redis://redis:6379/0", qdrant_url=None, _env_file=None)  # type: ignore[call-arg]
+    assert "QDRANT_URL" in layout.api_refusal(local)
 
 
 # --- migrations before serving, images, KEDA's Secret ---------------------------------------
