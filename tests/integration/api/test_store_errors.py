@@ -50,7 +50,9 @@ def search(settings: Settings) -> object:
 def test_a_qdrant_server_out_of_reach_is_a_503_problem(
     api_settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    settings = use_settings(monkeypatch, QDRANT_URL=CLOSED_PORT_QDRANT, EMBEDDING_PROVIDER="hashing")
+    settings = use_settings(
+        monkeypatch, QDRANT_URL=CLOSED_PORT_QDRANT, EMBEDDING_PROVIDER="hashing"
+    )
     response = search(settings)
     problem = assert_problem(response, 503)
     assert problem["code"] == "index_unavailable"

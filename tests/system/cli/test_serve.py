@@ -18,7 +18,9 @@ from tests.support.serve import served
 from tests.support.workers import wait_for
 
 KNIE = (ROOT / "examples" / "knieoperatie.md").read_bytes()
-THIRD = b"# Bezoektijden\n\nBezoek is welkom tussen 14.00 en 20.00 uur op de afdeling cardiologie.\n"
+THIRD = (
+    b"# Bezoektijden\n\nBezoek is welkom tussen 14.00 en 20.00 uur op de afdeling cardiologie.\n"
+)
 
 
 def held_or_stuck(database_url: str) -> list[object]:

@@ -1,0 +1,110 @@
+"""The app without a broker (`ingest serve`, and `ingest api` without REDIS_URL): every route
+that sends work answers at once and the background runner does the work after it, on the
+embedded default (SQLite, local Qdrant, hashing): uploads, CMS events, new fields (metadata
+versions), reingest and deletes."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from api.app import create_app
+from shared import migrate
+from shared.settings import get_settings
+from tests.support.api import EDITOR_KEY, WEBHOOK_SECRET, cms_event, post_event, use_settings
+from tests.support.workers import wait_for
+
+PAGE = (
+    b"# Heupoperatie\n\n## Herstel\n\n"
+    b"Na de heupoperatie oefent u dagelijks met de fysiotherapeut.\n"
+)
+
+
+@pytest.fixture
+def http(embedded_env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> Iterator[TestClient]:
+    use_settings(
+        monkeypatch,
+        API_KEYS=f"editors:{EDITOR_KEY}",
+        CMS_WEBHOOK_SECRET=WEBHOOK_SECRET,
+        SERVE_POLL_SECONDS="600",  # a wake-up, not the poll, must start the work
+    )
+    migrate.ensure_embedded_schema()
+    app = create_app(get_settings())
+    with TestClient(app, headers={"Authorization": f"Bearer {EDITOR_KEY}"}) as client:
+        yield client
+
+
+def version_of(http: TestClient, document_id: str, version_id: str) -> dict[str, Any] | None:
+    versions = http.get(f"/v1/documents/{document_id}").json()["versions"]
+    return next((v for v in versions if v["id"] == version_id), None)
+
+
+def wait_done(http: TestClient, document_id: str, version_id: str) -> dict[str, Any]:
+    def done() -> dict[str, Any] | None:
+        found = version_of(http, document_id, version_id)
+        return found if found and found["status"] in ("indexed", "failed", "unchanged") else None
+
+    found: dict[str, Any] = wait_for(done, timeout=60, what=f"version {version_id}")
+    return found
+
+
+def hits(http: TestClient, query: str) -> list[dict[str, Any]]:
+    response = http.post("/v1/search", json={"query": query})
+    assert response.status_code == 200, response.text
+    found: list[dict[str, Any]] = response.json()["hits"]
+    return found
+
+
+def test_uploads_fields_reingest_and_deletes_are_done_in_the_background(
+    http: TestClient,
+) -> None:
+    response = http.post("/v1/documents", files={"file": ("heup.md", io.BytesIO(PAGE))})
+    assert response.status_code == 202, response.text
+    accepted = response.json()["documents"][0]
+    assert accepted["status"] == "received"  # answered before the work
+    document_id = accepted["document_id"]
+    assert wait_done(http, document_id, accepted["version_id"])["status"] == "indexed"
+    assert {h["document_id"] for h in hits(http, "heupoperatie fysiotherapeut")} == {document_id}
+
+    edited = http.patch(f"/v1/documents/{document_id}", json={"title": "Heup: na de operatie"})
+    assert edited.status_code == 200, edited.text
+    assert edited.json()["status"] == "received"
+    relabelled = wait_done(http, document_id, edited.json()["version_id"])
+    assert (relabelled["kind"], relabelled["status"]) == ("metadata", "indexed")
+    cited = hits(http, "heupoperatie fysiotherapeut")
+    assert cited and {h["title"] for h in cited} == {"Heup: na de operatie"}
+
+    again = http.post(f"/v1/documents/{document_id}/reingest")
+    assert again.status_code == 202, again.text
+    assert wait_done(http, document_id, again.json()["version_id"])["status"] == "indexed"
+
+    deleted = http.delete(f"/v1/documents/{document_id}")
+    assert deleted.status_code == 202, deleted.text
+    wait_for(
+        lambda: not hits(http, "heupoperatie fysiotherapeut"),
+        timeout=60,
+        what="the deleted document's points to leave the index",
+    )
+
+
+def test_a_cms_publish_and_unpublish_are_done_in_the_background(http: TestClient) -> None:
+    published = post_event(http, cms_event("publish", "page-9", body=PAGE.decode()))
+    assert published.status_code == 202, published.text
+    document_id = published.json()["document_id"]
+    wait_for(
+        lambda: http.get(f"/v1/documents/{document_id}").json()["status"] == "indexed",
+        timeout=60,
+        what="the published page to be indexed",
+    )
+    assert {h["document_id"] for h in hits(http, "heupoperatie fysiotherapeut")} == {document_id}
+    unpublished = post_event(http, cms_event("unpublish", "page-9", body=None))
+    assert unpublished.status_code in (200, 202), unpublished.text
+    wait_for(
+        lambda: not hits(http, "heupoperatie fysiotherapeut"),
+        timeout=60,
+        what="the unpublished page's points to leave the index",
+    )
