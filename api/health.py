@@ -9,7 +9,8 @@ the API unready: an accepted upload waits in `received` until the reaper sends i
 the API out of service when Redis or Qdrant blips would refuse exactly what it promises to
 keep. (A missing OpenAI key is a configuration error at start: see `Settings`.)
 
-The API never opens the local Qdrant folder: local mode locks it to one process (the worker).
+The probe never opens the local Qdrant folder: it belongs to the one process that indexes
+(`ingest serve`, or the worker).
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ def check_database() -> Check:
 
 def check_broker(settings: Settings) -> Check:
     if not settings.redis_url:
-        return Check(ok=True, detail="no broker configured: tasks run in-process")
+        return Check(ok=True, detail="no broker configured: the pipeline runs in this process (ingest serve)")
     client = redis.Redis.from_url(
         settings.redis_url,
         socket_connect_timeout=PROBE_TIMEOUT_SECONDS,

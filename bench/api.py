@@ -129,7 +129,10 @@ def main() -> None:
                 str(args.api_workers),
             ],
             cwd=ROOT,
-            env={**os.environ, **env},
+            # Beside Celery workers `ingest api` wants a Qdrant server (`shared.layout`): there
+            # is none here, and this API only takes uploads (the worker indexes into local
+            # Qdrant), so it is named one it never calls, on a closed loopback port.
+            env={**os.environ, **env, "QDRANT_URL": "http://127.0.0.1:1"},
             stdout=api_log,
             stderr=subprocess.STDOUT,
         )
