@@ -56,7 +56,7 @@ def check_database() -> Check:
 
 def check_broker(settings: Settings) -> Check:
     if not settings.redis_url:
-        return Check(ok=True, detail="no broker configured: the pipeline runs in this process (ingest serve)")
+        return Check(ok=True, detail="no broker: the pipeline runs in this process")
     client = redis.Redis.from_url(
         settings.redis_url,
         socket_connect_timeout=PROBE_TIMEOUT_SECONDS,
