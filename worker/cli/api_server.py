@@ -56,16 +56,17 @@ def _refuse_if(why: str) -> None:
 
 
 def _stopped(_signum: int, _frame: object) -> None:
-    """SIGTERM outside uvicorn's own handling: before it listens, or the SIGTERM it raises again
-    once its shutdown is done (the runner stopped, its leases given back): a clean stop, so
-    the process ends with exit code 0."""
+    """SIGTERM or Ctrl-C outside uvicorn's own handling: before it listens, or the signal it
+    raises again once its shutdown is done (the runner stopped, its leases given back): a
+    clean stop, so the process ends with exit code 0."""
     raise SystemExit(0)
 
 
 def _run(host: str | None, port: int | None, reload: bool, workers: int) -> None:
     import signal
 
-    signal.signal(signal.SIGTERM, _stopped)
+    for stop in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(stop, _stopped)
     import uvicorn
 
     from shared import migrate
