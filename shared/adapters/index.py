@@ -177,10 +177,11 @@ def sparse_score(query: qm.SparseVector, stored: Any) -> float | None:
 def scored(
     dense: list[float], sparse: qm.SparseVector, hits: Sequence[tuple[Any, Any, float, Any, Any]]
 ) -> list[Candidate]:
-    """Candidates from fused hits `(id, payload, score, dense vector, sparse vector)`."""
+    """Candidates from fused hits `(id, payload, score, dense vector, sparse vector)`, equal
+    fused scores in the dense list's order (`in_order`)."""
     query = np.asarray(dense, dtype=np.float32)
     query_norm = np.linalg.norm(query)  # once, not once per hit
-    return [
+    return in_order(
         Candidate(
             uuid.UUID(str(point)),
             payload or {},
@@ -189,7 +190,15 @@ def scored(
             sparse_score(sparse, stored_sparse),
         )
         for point, payload, score, stored_dense, stored_sparse in hits
-    ]
+    )
+
+
+def in_order(candidates: Iterable[Candidate]) -> list[Candidate]:
+    """Best first; equal scores by cosine, then by id. RRF gives many equal scores (rank 1 in
+    one list and 3 in the other, or the other way round); Qdrant Edge returns such ties in an
+    order that changes from process to process (two `ingest eval` runs: MRR .788 and .795), so
+    they are ordered here, as the dense list ranks them (local mode's own tie order)."""
+    return sorted(candidates, key=lambda c: (-c.score, -(c.dense or -2.0), str(c.id)))
 
 
 def batches(items: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:

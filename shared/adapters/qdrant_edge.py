@@ -35,6 +35,7 @@ from shared.adapters.index import (
     Candidate,
     Point,
     batches,
+    in_order,
     scored,
     unit,
 )
@@ -275,10 +276,10 @@ class EdgeIndex:
                     limit=limit, query=nearest, filter=condition, with_payload=payload
                 )
             )
-            return [
+            return in_order(
                 Candidate(uuid.UUID(str(p.id)), dict(p.payload or {}), p.score, p.score, None)
                 for p in found
-            ]
+            )
         lexical = edge.SparseVector(list(sparse.indices), list(sparse.values))
         request = edge.QueryRequest(
             limit=limit,

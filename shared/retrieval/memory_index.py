@@ -53,9 +53,8 @@ def build(
         given = described_fields(described)  # as the pipeline describes a new document
         external_id = path.relative_to(root).as_posix()
         document = Document(
-            # ids from the path: the same build has the same point ids, so equal scores rank
-            # alike run to run (with random ids two `ingest eval` runs on Qdrant Edge gave
-            # MRR .780 and .788: the order of ties followed the ids)
+            # ids from the path: the same build has the same point ids, and equal scores,
+            # ordered by id last (`index.in_order`), rank alike from run to run
             id=uuid.uuid5(uuid.NAMESPACE_URL, f"files/{external_id}"),
             source="files",
             external_id=external_id,

@@ -157,6 +157,8 @@ def test_hybrid_candidates_fuse_by_rrf_with_per_hit_scores(index: VectorIndex) -
         stored = by_id[c.id].sparse
         assert stored is not None
         assert c.sparse == (1.0 + c.payload["n"] % 3 if 2 in stored.indices else None)
+    # equal fused scores (common in RRF) in the dense list's order: the same every run
+    assert found == sorted(found, key=lambda c: (-c.score, -(c.dense or -2.0)))
     both = [c for c in found if c.id in dense_rank[:3] and c.sparse is not None]
     if both:  # in both lists: ranked above any point of one list at the same ranks
         assert found.index(both[0]) < len(found)
