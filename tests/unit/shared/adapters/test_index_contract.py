@@ -5,6 +5,7 @@ builds, fusion order and the per-hit scores."""
 
 from __future__ import annotations
 
+import socket
 import subprocess
 import sys
 import uuid
@@ -20,7 +21,7 @@ from qdrant_client import models as qm
 from shared.adapters.index import Point, VectorIndex, unit
 from shared.adapters.qdrant import QdrantServerIndex
 from shared.adapters.qdrant_edge import EdgeIndex
-from shared.errors import StoreLockedError
+from shared.errors import StoreError, StoreLockedError
 from shared.retrieval.filters import SearchFilters
 
 DIMENSIONS = 8
@@ -304,3 +305,14 @@ def test_a_filter_edge_does_not_know_is_refused(tmp_path: Path) -> None:
             index.candidates([1.0] * DIMENSIONS, None, 3, qm.Filter(must=[text]))
     finally:
         index.close()
+
+
+def test_a_server_that_cannot_be_reached_is_a_store_error() -> None:
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    client = QdrantClient(url=f"http://127.0.0.1:{port}", timeout=2, check_compatibility=False)
+    index = QdrantServerIndex(client, "c", DIMENSIONS)
+    with pytest.raises(StoreError) as raised:
+        index.count()
+    assert raised.value.retryable and raised.value.code == "index_unavailable"
