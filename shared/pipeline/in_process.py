@@ -6,8 +6,7 @@ moves, events and lease; the group shares two transactions); a second thread tak
 version ready for embedding at that moment as one batch (embed in full requests, several in
 flight, then upsert and finalize) and comes back for the next. While a batch waits on the API
 the next one fills up, so requests stay full without waiting for the last document. Only the
-second thread writes the index. At the end the index is built (`build()`: Qdrant Edge's
-HNSW index, when the collection is large enough), off any request path.
+second thread writes the index (`ingest run` builds its search index afterwards: `build()`).
 
 There are no retries here: what a step could not finish ends `failed`, retryable (run the
 command again).
@@ -22,7 +21,6 @@ from collections.abc import Callable, Sequence
 from shared import repository as repo
 from shared.db import transaction
 from shared.log import get_logger
-from shared.pipeline import wiring
 from shared.pipeline.convert import Ocr
 from shared.pipeline.failures import give_up
 from shared.pipeline.steps import (
@@ -146,7 +144,6 @@ def run_local(
     finally:
         ready.close()
         embedding.join()
-    wiring.index_for(settings, wiring.embedder(settings)).build()
 
 
 def _give_back_a_killed_runs_leases() -> None:
