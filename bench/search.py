@@ -32,7 +32,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -43,7 +42,7 @@ os.environ.setdefault("TIKTOKEN_CACHE_DIR", str(ROOT.parent / "shared" / "tiktok
 # ruff: noqa: E402
 import httpx
 
-from shared.adapters.qdrant import Point, QdrantIndex, local_client
+from shared.adapters.qdrant_edge import EdgeIndex
 from shared.migrate import upgrade
 from shared.pipeline.embed import make_embedder
 from shared.retrieval.filters import SearchFilters
@@ -79,38 +78,31 @@ def fill(path: Path, env: dict[str, str], chunks: int) -> int:
     """Index the corpus into the collection again and again until it holds `chunks`."""
     settings = Settings(**{k.lower(): v for k, v in env.items()})
     embedder = make_embedder(settings)
-    client = local_client(str(path))
-    index = QdrantIndex(client, env["QDRANT_COLLECTION"], embedder.dimensions, local=True)
+    index = EdgeIndex.open(str(path), env["QDRANT_COLLECTION"], embedder.dimensions)
     files = corpus_files(CORPUS)
     try:
         while index.count() < chunks:
             build(files, CORPUS, settings, embedder, index)
+        index.build()
         return index.count()
     finally:
-        client.close()
+        index.close()
 
 
 def copy(path: Path, source: str, target: str, dimensions: int) -> int:
     """Copy every point of `source` into `target`, a collection this code creates."""
-    client = local_client(str(path))
+    new = EdgeIndex.open(str(path), target, dimensions)
+    old = new.sibling(source)
     try:
-        if client.collection_exists(target):
-            return client.count(target, exact=True).count
-        index = QdrantIndex(client, target, dimensions, local=True)
-        offset = None
-        while True:
-            records, offset = client.scroll(
-                source, limit=512, offset=offset, with_payload=True, with_vectors=True
-            )
-            points = [
-                Point(uuid.UUID(str(r.id)), r.vector["dense"], r.payload or {}, r.vector["sparse"])  # type: ignore[index,call-overload]
-                for r in records
-            ]
-            index.upsert(points)
-            if offset is None:
-                return index.count()
+        if new.count():
+            return new.count()
+        for page in old.payload_pages():
+            new.upsert(old.retrieve([point for point, _ in page]))
+        new.build()
+        return new.count()
     finally:
-        client.close()
+        old.close()
+        new.close()
 
 
 def percentile(values: list[float], q: int) -> float:

@@ -62,7 +62,9 @@ class Settings(BaseSettings):
         description="The Redis password, as is: put into REDIS_URL (Kubernetes: KEDA reads the "
         "same Secret key).",
     )
-    qdrant_url: str | None = Field(default=None, description="Qdrant server; unset: local mode")
+    qdrant_url: str | None = Field(
+        default=None, description="Qdrant server; unset: Qdrant Edge in QDRANT_PATH"
+    )
     qdrant_api_key: SecretStr | None = None
     qdrant_path: str = f"{DEFAULT_HOME}/qdrant"
     qdrant_collection: str | None = Field(

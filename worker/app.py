@@ -134,8 +134,9 @@ def _load_the_tokenizer(**_: Any) -> None:
 def unsafe_setup(settings: Settings, queues: set[str], pool: object, concurrency: object) -> str:
     """Why this worker would lose documents, in one line that says what to do; "" if safe.
 
-    Local Qdrant (`QDRANT_PATH`) locks its folder to one process: an `io` worker with several
-    prefork processes fails its versions with `qdrant_locked`."""
+    The embedded index (`QDRANT_PATH`, Qdrant Edge) locks its folder to one process: an `io`
+    worker with several prefork processes fails its versions with `qdrant_locked`. One process
+    with `-P threads` is allowed (Edge is safe across threads)."""
     if settings.qdrant_url or settings.qdrant_path == ":memory:" or IO_QUEUE not in queues:
         return ""
     name = pool if isinstance(pool, str) else getattr(pool, "__module__", "")
@@ -144,8 +145,8 @@ def unsafe_setup(settings: Settings, queues: set[str], pool: object, concurrency
     if not (processes and several):
         return ""
     return (
-        f"refusing to start: local Qdrant (QDRANT_PATH={settings.qdrant_path}) is locked to one "
-        f"process, and this worker would consume the `{IO_QUEUE}` queue with {concurrency} "
+        f"refusing to start: the index folder (QDRANT_PATH={settings.qdrant_path}) is locked "
+        f"to one process, and this worker would consume the `{IO_QUEUE}` queue with {concurrency} "
         "prefork processes; use `-P threads` (one process, e.g. `-P threads -c 4`), or a "
         "Qdrant server (QDRANT_URL)."
     )

@@ -2,7 +2,8 @@
 
 - `openai_embeddings`: the OpenAI (or compatible) embeddings API behind the `Embedder` protocol
   of `shared.pipeline.embed`.
-- `qdrant`: the vector index (`QdrantIndex`), on a server or in local mode; `qdrant_local`
-  replaces slow parts of qdrant-client's local mode.
+- `index`: the vector index port (`VectorIndex`, `open_index`), with two adapters: `qdrant`
+  (a Qdrant server) and `qdrant_edge` (Qdrant Edge in-process on a local folder;
+  `edge_filters` translates the filters).
 - `fetch`: downloading a CMS page a webhook names, within the allowed hosts and limits.
 """

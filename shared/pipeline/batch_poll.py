@@ -24,8 +24,8 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
 
 from shared import repository as repo
+from shared.adapters.index import VectorIndex
 from shared.adapters.openai_batches import ENDED, BatchClient
-from shared.adapters.qdrant import QdrantIndex
 from shared.db import transaction
 from shared.log import get_logger
 from shared.metrics import EMBEDDING_BATCH_LINES, EMBEDDING_BATCH_TOKENS
@@ -300,7 +300,7 @@ class _Poll:
         return len(late)
 
 
-def upsert_chunks(index: QdrantIndex, vectors: dict[int, bytes], embedder: Embedder) -> None:
+def upsert_chunks(index: VectorIndex, vectors: dict[int, bytes], embedder: Embedder) -> None:
     """Points for these chunks (those of current versions) with the given vectors, which the
     API returned for `embedder`'s model: kept in the vector cache too."""
     if not vectors:

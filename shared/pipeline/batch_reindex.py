@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from shared import repository as repo
-from shared.adapters.qdrant import QdrantIndex, collection_name
+from shared.adapters.index import VectorIndex, collection_name
 from shared.db import transaction
 from shared.models import utcnow
 from shared.pipeline import indexing, wiring
@@ -110,14 +110,14 @@ def job_embedder(settings: Settings, model: str, dimensions: int) -> Embedder:
     return wiring.embedder(settings) if own is settings else make_embedder(own)
 
 
-def destination(settings: Settings, name: str, dimensions: int) -> QdrantIndex:
-    """The job's new collection, on the process's Qdrant client (local Qdrant: one a folder)."""
+def destination(settings: Settings, name: str, dimensions: int) -> VectorIndex:
+    """The job's new collection, on the store of the process's index."""
     current = wiring.index_for(settings, wiring.embedder(settings))
-    return QdrantIndex(current.client, name, dimensions, current.local)
+    return current.sibling(name, dimensions)
 
 
 def known_vectors(
-    embedder: Embedder, index: QdrantIndex | None, pending: list[indexing.PendingChunk]
+    embedder: Embedder, index: VectorIndex | None, pending: list[indexing.PendingChunk]
 ) -> dict[int, tuple[bytes, bool]]:
     """The chunks whose vector for this model and input is known already, so not sent: the
     points already in the new collection (a job started again on the same collection), and
@@ -129,7 +129,7 @@ def known_vectors(
         return known | cache.lookup(session, cache.keys)
 
 
-def plan(settings: Settings, index: QdrantIndex | None = None) -> Plan:
+def plan(settings: Settings, index: VectorIndex | None = None) -> Plan:
     """Every current chunk's embedding input, those known already left out, identical texts
     sent once, packed into requests and files within the API's limits."""
     with transaction() as session:
@@ -201,9 +201,7 @@ def start(
             dimensions=dimensions,
             # The collection this model used; "-": none (a new model: the fleet still
             # searches the old model's, until it runs this one).
-            previous=source.collection
-            if source.client.collection_exists(source.collection)
-            else "-",
+            previous=source.collection if source.exists() else "-",
             collection=name,
             state="running",
             inputs=planned.inputs,

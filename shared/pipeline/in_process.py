@@ -6,7 +6,7 @@ moves, events and lease; the group shares two transactions); a second thread tak
 version ready for embedding at that moment as one batch (embed in full requests, several in
 flight, then upsert and finalize) and comes back for the next. While a batch waits on the API
 the next one fills up, so requests stay full without waiting for the last document. Only the
-second thread touches Qdrant (local mode locks its folder to one client).
+second thread writes the index (`ingest run` builds its search index afterwards: `build()`).
 
 There are no retries here: what a step could not finish ends `failed`, retryable (run the
 command again).

@@ -18,7 +18,7 @@ import numpy as np
 from qdrant_client import models as qm
 
 from shared import sparse
-from shared.adapters.qdrant import Point, QdrantIndex
+from shared.adapters.index import Point, VectorIndex
 from shared.models import Chunk as ChunkRow
 from shared.models import Document, DocumentVersion
 from shared.pipeline.chunk import Chunk
@@ -134,7 +134,7 @@ def from_bytes(data: bytes) -> list[float]:
 
 
 def reuse_vectors(
-    index: QdrantIndex, pending: Sequence[PendingChunk]
+    index: VectorIndex, pending: Sequence[PendingChunk]
 ) -> dict[int, tuple[bytes, bool]]:
     """Vectors of chunks whose point already exists with this model: no API call for them."""
     stored = index.existing_vectors([chunk.point_id for chunk in pending])

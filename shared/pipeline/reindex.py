@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from shared import repository as repo
-from shared.adapters.qdrant import QdrantIndex, collection_name
+from shared.adapters.index import VectorIndex, collection_name
 from shared.db import transaction
 from shared.models import utcnow
 from shared.pipeline import indexing, wiring
@@ -86,7 +86,7 @@ def reindex(
 class _Copier:
     """Writes one version's points into the destination collection."""
 
-    def __init__(self, embedder: Embedder, reuse: QdrantIndex | None, destination: QdrantIndex):
+    def __init__(self, embedder: Embedder, reuse: VectorIndex | None, destination: VectorIndex):
         self.embedder, self.reuse, self.destination = embedder, reuse, destination
         self.versions = self.chunks = self.tokens = 0
 

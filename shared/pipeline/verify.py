@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from shared import repository as repo
-from shared.adapters.qdrant import QdrantIndex
+from shared.adapters.index import VectorIndex
 from shared.db import transaction
 from shared.models import Chunk, Document, DocumentVersion
 from shared.pipeline import indexing, wiring
@@ -186,7 +186,7 @@ def _in_flight(document_ids: Collection[uuid.UUID]) -> set[uuid.UUID]:
 
 
 def _delete_orphans(
-    index: QdrantIndex, orphans: dict[uuid.UUID, Any]
+    index: VectorIndex, orphans: dict[uuid.UUID, Any]
 ) -> tuple[int, set[uuid.UUID]]:
     """Delete the orphan points, except those of a document in flight (its new version's
     points are orphans until finalize makes it current)."""
@@ -198,7 +198,7 @@ def _delete_orphans(
 
 
 def _restore(
-    index: QdrantIndex, embedder: Embedder, missing: Collection[uuid.UUID]
+    index: VectorIndex, embedder: Embedder, missing: Collection[uuid.UUID]
 ) -> tuple[int, int, set[uuid.UUID]]:
     """Embed the missing points' chunks again and upsert them, version by version (their
     tokens counted on the version); documents in flight are left to the pipeline."""

@@ -18,7 +18,7 @@ import dataclasses
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from shared.adapters.qdrant import Candidate
+from shared.adapters.index import Candidate
 from shared.retrieval.anchor import own_text
 
 if TYPE_CHECKING:  # `rerank` calls `collapse`: no import back at run time

@@ -26,7 +26,7 @@ from itertools import pairwise
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from shared.adapters.qdrant import QdrantIndex
+from shared.adapters.index import VectorIndex
 from shared.pipeline.embed import Embedder
 from shared.retrieval.hits import Hit
 from shared.retrieval.search import SearchRequest, search
@@ -165,7 +165,7 @@ def evaluate(
     *,
     budget: int = 1500,
     embedder: Embedder | None = None,
-    index: QdrantIndex | None = None,
+    index: VectorIndex | None = None,
 ) -> Report:
     top_k = settings.search_top_k
     found_at: list[int | None] = []

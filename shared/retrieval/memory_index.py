@@ -1,4 +1,4 @@
-"""A throw-away index in memory, built from a folder with given settings (`ingest eval
+"""A throw-away index in a temporary folder, built from a folder with given settings (`ingest eval
 --corpus DIR --set CHUNK_TARGET_TOKENS=300`): compare chunk settings without touching the
 production database or collection. The same convert, chunk, embed and payload code as the
 pipeline; only Postgres is left out."""
@@ -9,7 +9,8 @@ import uuid
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from shared.adapters.qdrant import QdrantIndex, local_client
+from shared.adapters.index import VectorIndex
+from shared.adapters.qdrant_edge import EdgeIndex
 from shared.documents import described_fields, described_tags
 from shared.models import Chunk as ChunkRow
 from shared.models import Document, DocumentVersion, utcnow
@@ -31,16 +32,17 @@ def build(
     root: Path,
     settings: Settings,
     embedder: Embedder,
-    index: QdrantIndex | None = None,
+    index: VectorIndex | None = None,
     converted: Callable[[Path], Converted] | None = None,
-) -> tuple[QdrantIndex, int]:
+) -> tuple[VectorIndex, int]:
     """Index `files` (external ids relative to `root`) into `index`, by default a fresh
-    in-memory collection; returns the index and the embedding tokens spent (an input
-    embedded before, in any file, is not sent again: as the pipeline's vector cache).
+    collection in a temporary folder (the caller closes it); returns the index and the
+    embedding tokens spent (an input embedded before, in any file, is not sent again: as the
+    pipeline's vector cache).
     `converted` gives a file's conversion (a benchmark's cache); by default the file is
     converted."""
     if index is None:
-        index = QdrantIndex(local_client(":memory:"), "eval", embedder.dimensions, True)
+        index = EdgeIndex.temporary("eval", embedder.dimensions)
     index.ensure_collection()
     tokens = 0
     seen: dict[str, bytes] = {}  # embedding input -> vector
@@ -49,17 +51,20 @@ def build(
         described = dict(result.metadata)
         described.update(front_matter(normalise(result.markdown))[0])
         given = described_fields(described)  # as the pipeline describes a new document
+        external_id = path.relative_to(root).as_posix()
         document = Document(
-            id=uuid.uuid4(),
+            # ids from the path: the same build has the same point ids, and equal scores,
+            # ordered by id last (`index.in_order`), rank alike from run to run
+            id=uuid.uuid5(uuid.NAMESPACE_URL, f"files/{external_id}"),
             source="files",
-            external_id=path.relative_to(root).as_posix(),
+            external_id=external_id,
             title=given.get("title"),
             source_url=given.get("source_url"),
             language=given.get("language"),
             tags=described_tags(described) or [],
             updated_at=utcnow(),
         )
-        version = DocumentVersion(id=uuid.uuid4(), document_id=document.id)
+        version = DocumentVersion(id=uuid.uuid5(document.id, "version"), document_id=document.id)
         chunks = chunk_markdown(result.markdown, ChunkSettings.from_settings(settings))
         found = indexing.chunk_rows(document.id, chunks, result, document.language)
         rows = [ChunkRow(**row) for row in found]

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from shared.adapters.qdrant import Candidate
+from shared.adapters.index import Candidate
 from shared.retrieval import duplicates
 
 

@@ -17,7 +17,7 @@ from qdrant_client import models as qm
 
 from shared import repository as repo
 from shared import sparse
-from shared.adapters.qdrant import QdrantIndex
+from shared.adapters.index import VectorIndex
 from shared.db import transaction
 from shared.pipeline import wiring
 from shared.pipeline.embed import Embedder, embed_query
@@ -112,7 +112,7 @@ def search(
     settings: Settings | None = None,
     *,
     embedder: Embedder | None = None,
-    index: QdrantIndex | None = None,
+    index: VectorIndex | None = None,
 ) -> SearchResult:
     """Run one search; `embedder` and `index` default to the pipeline's (active collection)."""
     settings = settings or get_settings()

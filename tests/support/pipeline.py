@@ -11,11 +11,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import sqlalchemy as sa
-from qdrant_client import models as qm
 
 from shared import ingest
 from shared import repository as repo
-from shared.adapters.qdrant import QdrantIndex, collection_name, local_client
+from shared.adapters.index import VectorIndex, collection_name
+from shared.adapters.qdrant_edge import EdgeIndex
 from shared.db import transaction
 from shared.models import Chunk, DocumentVersion
 from shared.settings import Settings, get_settings
@@ -27,23 +27,14 @@ from tests.support.workers import WorkerProcess, celery_worker, wait_for
 DONE = {Status.INDEXED, Status.FAILED, Status.UNCHANGED, Status.SUPERSEDED}
 
 
-def document_point_ids(index: QdrantIndex, document_id: uuid.UUID) -> set[uuid.UUID]:
+def document_point_ids(index: VectorIndex, document_id: uuid.UUID) -> set[uuid.UUID]:
     """Every point of one document in the index, whatever its version."""
-    match = qm.FieldCondition(key="document_id", match=qm.MatchValue(value=str(document_id)))
-    index.ensure_collection()
-    found: set[uuid.UUID] = set()
-    offset = None
-    while True:
-        records, offset = index.client.scroll(
-            index.collection,
-            scroll_filter=qm.Filter(must=[match]),
-            limit=1000,
-            offset=offset,
-            with_payload=False,
-        )
-        found.update(uuid.UUID(str(record.id)) for record in records)
-        if offset is None:
-            return found
+    return {
+        point
+        for page in index.payload_pages()
+        for point, payload in page
+        if payload.get("document_id") == str(document_id)
+    }
 
 
 @dataclass
@@ -92,14 +83,15 @@ class PipelineEnv:
         return self.version(version_id)
 
     @contextmanager
-    def qdrant(self) -> Iterator[QdrantIndex]:
-        """The local Qdrant folder, opened by the test (stop the workers first: one process)."""
-        client = local_client(self.env["QDRANT_PATH"])
-        name = collection_name(self.env["EMBEDDING_MODEL"], int(self.env["EMBEDDING_DIMENSIONS"]))
+    def qdrant(self) -> Iterator[VectorIndex]:
+        """The local index folder, opened by the test (stop the workers first: one process)."""
+        dimensions = int(self.env["EMBEDDING_DIMENSIONS"])
+        name = collection_name(self.env["EMBEDDING_MODEL"], dimensions)
+        index = EdgeIndex.open(self.env["QDRANT_PATH"], name, dimensions)
         try:
-            yield QdrantIndex(client, name, int(self.env["EMBEDDING_DIMENSIONS"]), local=True)
+            yield index
         finally:
-            client.close()
+            index.close()
 
     def embedded_inputs(self) -> int:
         """How many inputs the stand-in accepted (each one paid for)."""

@@ -12,7 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from shared.adapters.qdrant import Point, QdrantIndex, local_client
+from shared.adapters.index import Point, VectorIndex
+from shared.adapters.qdrant_edge import EdgeIndex
 from shared.pipeline import indexing, wiring
 from shared.pipeline.embed import Embedder, embedding_input, make_embedder
 from shared.retrieval.search import SearchRequest, SearchResult, search
@@ -27,7 +28,7 @@ DIM = 64
 class Crafted:
     settings: Settings
     embedder: Embedder
-    index: QdrantIndex
+    index: VectorIndex
     fake: FakeOpenAI
     query: str
 
@@ -95,12 +96,11 @@ def crafted_index(tmp_path: Path, query: str, **settings: Any) -> Iterator[Craft
                 **settings,
             }
         )
-        client = local_client(str(tmp_path / "qdrant"))
+        index = EdgeIndex.open(str(tmp_path / "qdrant"), "crafted", DIM)
         try:
-            index = QdrantIndex(client, "crafted", DIM, local=True)
             yield Crafted(config, make_embedder(config), index, fake, query)
         finally:
-            client.close()
+            index.close()
 
 
 PAGES = [

@@ -63,6 +63,7 @@ def run(
     from shared import documents, migrate
     from shared.log import configure_logging
     from shared.pipeline.in_process import run_local
+    from shared.pipeline.wiring import embedder, index_for
     from shared.settings import get_settings
 
     try:
@@ -121,6 +122,8 @@ def run(
             # requests, then upserts and finalizes (shared.pipeline.in_process).
             progress.update(task, description="ingesting", total=len(to_run), completed=0)
             run_local(to_run, progress=lambda _: progress.advance(task))
+            progress.update(task, description="building the search index")
+            index_for(settings, embedder(settings)).build()  # Qdrant Edge: HNSW from 10k points
     finally:
         configure_logging(settings)  # back to stderr
         log_stream.close()

@@ -125,7 +125,11 @@ def evaluate(
         from shared import migrate
 
         migrate.ensure_embedded_schema()
-    report = ev.evaluate(asked, settings, budget=budget, embedder=embedder, index=index)
+    try:
+        report = ev.evaluate(asked, settings, budget=budget, embedder=embedder, index=index)
+    finally:
+        if index is not None:
+            index.close()  # the temporary folder goes
     if as_json:
         typer.echo(json.dumps(report.to_dict(), ensure_ascii=False, indent=2))
         return

@@ -117,8 +117,8 @@ def test_a_hidden_document_leaves_search_until_shown(editors: TestClient) -> Non
 def hidden_field(settings: Settings, point_id: str) -> object:
     """The `hidden` payload field of a point as the index holds it."""
     index = wiring.index_for(settings, wiring.embedder(settings))
-    stored = index.client.retrieve(index.collection, [point_id], with_payload=["hidden"])
-    return stored[0].payload.get("hidden") if stored and stored[0].payload else None
+    stored = index.retrieve([uuid.UUID(point_id)])
+    return stored[0].payload.get("hidden") if stored else None
 
 
 def test_a_hidden_chunk_stays_hidden_in_a_new_version_while_its_text_is_unchanged(

@@ -101,7 +101,7 @@ def qdrant_points(pipeline: PipelineEnv, document_id: str) -> dict[str, dict[str
     """`{point id: payload}` of the document in Qdrant (call with the worker stopped)."""
     with pipeline.qdrant() as index:
         ids = document_point_ids(index, uuid.UUID(document_id))
-        records = index.client.retrieve(index.collection, [str(i) for i in ids]) if ids else []
+        records = index.retrieve(list(ids))
     return {str(record.id): dict(record.payload or {}) for record in records}
 
 

@@ -148,6 +148,6 @@ def test_the_index_carries_only_safe_urls(http: TestClient, pipeline: PipelineEn
         urls = []
         for version in registered:
             ids = document_point_ids(index, version.document_id)
-            (point,) = index.client.retrieve(index.collection, [str(i) for i in ids])
+            (point,) = index.retrieve(list(ids))
             urls.append((point.payload or {}).get("source_url"))
     assert urls == [None, "https://z.example/k"]

@@ -95,7 +95,6 @@ def test_chunks_carry_their_lexical_vector_in_the_document_s_language_into_qdran
     """The chunk stage stems (on the cpu workers); the upsert writes that vector as is."""
     from qdrant_client import models as qm
 
-    from shared.adapters.qdrant import SPARSE
     from shared.pipeline.indexing import lexical_vector
 
     english = "---\nlanguage: en\n---\n# Walking\n\nWalking helps the knees recover.\n"
@@ -117,10 +116,8 @@ def test_chunks_carry_their_lexical_vector_in_the_document_s_language_into_qdran
     english_row = next(r for r in rows if r.version_id == registered[1].version_id)
     assert english_row.sparse != lexical_vector(list(english_row.headings), english_row.text, "nl")
     with pipeline.qdrant() as index:
-        points = index.client.retrieve(
-            index.collection, [str(r.point_id) for r in rows], with_vectors=[SPARSE]
-        )
-    found = {uuid.UUID(str(p.id)): p.vector[SPARSE] for p in points}  # type: ignore[index]
+        points = index.retrieve([r.point_id for r in rows])
+    found = {p.id: p.sparse for p in points}
     for _, point_id, _, _, stored in rows:
         sparse = found[point_id]
         assert isinstance(sparse, qm.SparseVector)

@@ -44,7 +44,7 @@ def test_a_scan_is_converted_on_the_ocr_queue_and_its_chunks_say_so(
     assert chunks and all(chunk.extra["ocr"] is True for chunk in chunks)
     assert all(80 <= chunk.extra["ocr_confidence"] <= 100 for chunk in chunks)
     with pipeline.qdrant() as index:
-        records = index.client.retrieve(index.collection, [str(c.point_id) for c in chunks])
+        records = index.retrieve([c.point_id for c in chunks])
     assert records and all(r.payload["ocr"] is True for r in records)
     assert all(
         r.payload["ocr_confidence"] == c.extra["ocr_confidence"]

@@ -28,7 +28,7 @@ def test_markdown_page_and_pdf_brochure_end_indexed(pipeline: PipelineEnv) -> No
     assert len(expected) == md_version.chunk_count + pdf_version.chunk_count
     with pipeline.qdrant() as index:
         assert index.all_point_ids() == expected
-        records = index.client.retrieve(index.collection, [str(i) for i in expected])
+        records = index.retrieve(list(expected))
     payloads = {r.payload["document_id"]: r.payload for r in records}
     pdf_payload = payloads[str(pdf.document_id)]
     assert pdf_payload["version_id"] == str(pdf.version_id)

@@ -9,11 +9,10 @@ from typing import Any
 
 import pytest
 import sqlalchemy as sa
-from qdrant_client import QdrantClient
 from sqlalchemy.orm import Session
 
 from shared import repository as repo
-from shared.adapters.qdrant import QdrantIndex
+from shared.adapters.qdrant_edge import EdgeIndex
 from shared.documents import (
     MAX_DESCRIBED_CHARS,
     MAX_LANGUAGE_CHARS,
@@ -129,11 +128,12 @@ def _described_by_the_repository(name: str, found: dict[str, Any]) -> Document:
 def test_the_memory_index_describes_a_page_as_the_pipeline_does(tmp_path: Path, name: str) -> None:
     page = tmp_path / name
     page.write_text(PAGES[name], encoding="utf-8")
-    index = QdrantIndex(QdrantClient(location=":memory:"), "eval", 64, True)
+    index = EdgeIndex.temporary("eval", 64)
     build([page], tmp_path, Settings(_env_file=None), HashingEmbedder(64), index)  # type: ignore[call-arg]
-    points = index.client.scroll(index.collection, with_payload=True)[0]
+    points = [payload for page in index.payload_pages() for _, payload in page]
+    index.close()
     assert points
-    shown = {_fields(point.payload or {}) for point in points}
+    shown = {_fields(payload) for payload in points}
 
     found = front_matter(normalise(PAGES[name]))[0]
     document = _described_by_the_repository(name, found)

@@ -109,12 +109,10 @@ def test_a_batch_reindex_fills_the_new_collection_and_switches_when_verify_is_cl
     assert report.cost < report.sync_cost_estimate
     index_now = wiring.index_for(get_settings(), wiring.embedder(get_settings()))
     assert index_now.collection == "chunks_batch"
-    records, _ = index_now.client.scroll("chunks_batch", limit=3, with_vectors=True)
-    for record in records:
-        text = (record.payload or {})["text"]
-        expected = vector_for(_embedding_text(record.payload or {}), DIMENSIONS, NEW)
-        assert isinstance(record.vector, dict)
-        assert text and np.allclose(record.vector["dense"], expected, atol=1e-5)
+    for record in index_now.retrieve(sorted(index_now.all_point_ids())[:3]):
+        text = record.payload["text"]
+        expected = vector_for(_embedding_text(record.payload), DIMENSIONS, NEW)
+        assert text and np.allclose(record.vector, expected, atol=1e-5)
 
 
 def _embedding_text(payload: dict[str, object]) -> str:
@@ -202,8 +200,8 @@ def test_a_document_updated_during_the_batch_is_current_in_the_new_collection(
     new_index = wiring.index_for(get_settings(), wiring.embedder(get_settings()))
     assert new_index.collection == "chunks_batch"
     assert document_point_ids(new_index, document_id) == new_points
-    (record,) = new_index.client.retrieve("chunks_batch", [str(p) for p in new_points])
-    assert "Visitors welcome" in (record.payload or {})["text"]
+    (record,) = new_index.retrieve(list(new_points))
+    assert "Visitors welcome" in record.payload["text"]
     assert verify(get_settings()).ok
 
     # After the switch, until the new model is deployed, the fleet still indexes with the old

@@ -8,11 +8,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from qdrant_client import QdrantClient
-from qdrant_client import models as qm
 from typer.testing import CliRunner
 
-from shared.adapters.qdrant import collection_name
+from shared.adapters.index import Point
 from shared.pipeline import wiring
 from shared.settings import get_settings
 from tests.support.paths import ROOT
@@ -76,52 +74,11 @@ def test_verify_fails_on_a_point_without_a_sparse_vector(embedded: Path) -> None
     assert runner.invoke(app, ["verify"]).exit_code == 0
     settings = get_settings()
     index = wiring.index_for(settings, wiring.embedder(settings))
-    point = index.client.retrieve(
-        index.collection,
-        [str(next(iter(index.all_point_ids())))],
-        with_vectors=True,
-        with_payload=True,
-    )[0]
-    index.client.upsert(  # the same point again, dense vector only
-        index.collection,
-        [
-            qm.PointStruct(
-                id=point.id, vector={"dense": point.vector["dense"]}, payload=point.payload
-            )
-        ],
-        wait=True,
-    )
+    (point,) = index.retrieve([next(iter(index.all_point_ids()))])
+    index.upsert([Point(point.id, point.vector, point.payload)])  # dense vector only
     result = runner.invoke(app, ["verify"])
     assert result.exit_code == 1
     assert "points without a sparse vector: 1" in result.output
-
-
-def test_a_collection_of_before_gets_sparse_vectors_by_reindex(embedded: Path) -> None:
-    settings = get_settings()
-    embedder = wiring.embedder(settings)
-    name = collection_name(embedder.model, embedder.dimensions)
-    old = QdrantClient(path=settings.qdrant_path)  # as created before hybrid search
-    old.create_collection(
-        name, vectors_config=qm.VectorParams(size=embedder.dimensions, distance=qm.Distance.COSINE)
-    )
-    old.close()
-
-    assert runner.invoke(app, ["run", str(ROOT / "examples")]).exit_code == 0
-    result = runner.invoke(app, ["verify"])
-    assert result.exit_code == 1 and "no sparse vectors" in result.output
-    before = search_json("acenocoumarol")
-    assert before["hybrid"] is False and "ingest reindex" in before["notes"][0]
-    assert before["hits"]  # dense search still works on the old layout
-
-    # --reuse-vectors reads the old layout's unnamed vectors instead of embedding again
-    rebuilt = runner.invoke(app, ["reindex", "--collection", "chunks_hybrid", "--reuse-vectors"])
-    assert rebuilt.exit_code == 0, rebuilt.output
-    assert "chunks, 0 tokens)" in " ".join(rebuilt.stdout.split())  # nothing embedded again
-    after = wiring.index_for(settings, embedder)
-    assert after.collection == "chunks_hybrid" and after.has_sparse
-    assert after.missing_sparse() == 0 and after.count() > 0
-    assert runner.invoke(app, ["verify"]).exit_code == 0
-    assert search_json("acenocoumarol")["hybrid"] is True
 
 
 def eval_json(*args: str) -> dict:

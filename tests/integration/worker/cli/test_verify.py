@@ -9,11 +9,10 @@ import uuid
 
 import pytest
 import sqlalchemy as sa
-from qdrant_client import models as qm
 from typer.testing import CliRunner, Result
 
 from shared import repository as repo
-from shared.adapters.qdrant import QdrantIndex
+from shared.adapters.index import Point, VectorIndex
 from shared.db import transaction
 from shared.models import CachedVector, Document
 from shared.pipeline import wiring
@@ -62,16 +61,20 @@ def ingest(external_id: str, title: str) -> uuid.UUID:
         return version.document_id
 
 
-def the_index(pipeline: PipelineEnv) -> QdrantIndex:
+def the_index(pipeline: PipelineEnv) -> VectorIndex:
     return wiring.index_for(pipeline.settings, wiring.embedder(pipeline.settings))
 
 
-def points_of(index: QdrantIndex, document_id: uuid.UUID) -> list[str]:
+def points_of(index: VectorIndex, document_id: uuid.UUID) -> list[str]:
     return sorted(str(p) for p in document_point_ids(index, document_id))
 
 
-def payload_of(index: QdrantIndex, point: str) -> dict:
-    return index.client.retrieve(index.collection, [point], with_payload=True)[0].payload or {}
+def payload_of(index: VectorIndex, point: str) -> dict:
+    return index.retrieve([uuid.UUID(point)])[0].payload
+
+
+def ids(points: list[str]) -> list[uuid.UUID]:
+    return [uuid.UUID(p) for p in points]
 
 
 def verify(*args: str) -> Result:
@@ -100,11 +103,11 @@ def test_drifted_payloads_are_named_by_document_and_field_and_repaired(
     # Drift in Qdrant: a title on every point of the knee page, tags on one of them; the hip
     # page's first point shown though the record does not hide it, its second one moved to
     # another chapter.
-    index.client.set_payload(index.collection, {"title": "Old title"}, knee_points, wait=True)
-    index.client.set_payload(index.collection, {"tags": ["cardiology"]}, knee_points[:1])
-    index.client.set_payload(index.collection, {"hidden": True}, hip_points[:1])
+    index.set_fields(ids(knee_points), {"title": "Old title"})
+    index.set_fields(ids(knee_points[:1]), {"tags": ["cardiology"]})
+    index.set_fields(ids(hip_points[:1]), {"hidden": True})
     moved = {"headings": ["Elsewhere"], "heading_paths": ["Elsewhere"]}
-    index.client.set_payload(index.collection, moved, hip_points[1:2])
+    index.set_fields(ids(hip_points[1:2]), moved)
 
     result = verify()
     assert result.exit_code == 1, result.output
@@ -167,14 +170,10 @@ def test_repair_embeds_a_missing_point_again_and_deletes_an_orphan(
     knee = ingest("knee", "Knee surgery")
     index = the_index(pipeline)
     lost = points_of(index, knee)[0]
-    original = index.client.retrieve(index.collection, [lost], with_vectors=True)[0]
-    index.client.delete(index.collection, [lost], wait=True)
+    (original,) = index.retrieve(ids([lost]))
+    index.delete(ids([lost]))
     stray = str(uuid.uuid4())
-    index.client.upsert(
-        index.collection,
-        [qm.PointStruct(id=stray, vector=original.vector, payload={"document_id": str(knee)})],
-        wait=True,
-    )
+    index.upsert([Point(uuid.UUID(stray), original.vector, {"document_id": str(knee)})])
     found = report()
     assert found["missing_points"] == [lost] and found["orphan_points"] == [stray]
     assert verify().exit_code == 1
@@ -183,22 +182,22 @@ def test_repair_embeds_a_missing_point_again_and_deletes_an_orphan(
     assert repaired["repair"]["restored"] == 1 and repaired["repair"]["deleted"] == 1
     assert repaired["repair"]["tokens"] == 0  # its vector came from the vector cache
     assert repaired["after_repair"]["ok"] is True
-    back = index.client.retrieve(index.collection, [lost], with_vectors=True, with_payload=True)
+    back = index.retrieve(ids([lost]))
     assert back and back[0].payload
     # the same payload, but for the update time (finalize moved the record's on)
     assert {**back[0].payload, "updated_at": None} == {**original.payload, "updated_at": None}
-    assert back[0].vector["dense"] == original.vector["dense"]  # the same input, the same vector
-    assert not index.client.retrieve(index.collection, [stray])
+    assert back[0].vector == original.vector  # the same input, the same vector
+    assert not index.retrieve(ids([stray]))
     assert verify().exit_code == 0
 
     # Without the cache (rows freed by hand, an older model's vectors): embedded again.
-    index.client.delete(index.collection, [lost], wait=True)
+    index.delete(ids([lost]))
     with transaction() as session:
         session.execute(sa.delete(CachedVector))
     again = report("--repair")
     assert again["repair"]["restored"] == 1 and again["repair"]["tokens"] > 0
-    back = index.client.retrieve(index.collection, [lost], with_vectors=True)
-    assert back[0].vector["dense"] == original.vector["dense"]  # the same input, the same vector
+    back = index.retrieve(ids([lost]))
+    assert back[0].vector == original.vector  # the same input, the same vector
     assert verify().exit_code == 0
 
 

@@ -1,5 +1,6 @@
-"""New collections rank dense vectors by dot product over unit vectors: cosine's scores without
-local mode re-normalising every stored vector per query; cosine collections of before work."""
+"""Server adapter: new collections rank dense vectors by dot product over unit vectors (cosine's
+scores); cosine collections of before keep working (qdrant-client local mode stands in for a
+server)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ import pytest
 from qdrant_client import QdrantClient
 from qdrant_client import models as qm
 
-from shared.adapters.qdrant import DENSE, SPARSE, Point, QdrantIndex, local_client
+from shared.adapters.index import DENSE, SPARSE, Point
+from shared.adapters.qdrant import QdrantServerIndex
 
 DIMENSIONS = 16
 
@@ -39,8 +41,8 @@ def cosine_collection(client: QdrantClient, name: str) -> None:
 
 def test_a_new_collection_stores_unit_vectors_and_ranks_by_cosine() -> None:
     rng = np.random.default_rng(3)
-    client = local_client(":memory:")
-    index = QdrantIndex(client, "new", DIMENSIONS, local=True)
+    client = QdrantClient(location=":memory:")
+    index = QdrantServerIndex(client, "new", DIMENSIONS)
     stored = points(rng)
     index.upsert(stored)
     params = client.get_collection("new").config.params.vectors[DENSE]  # type: ignore[index]
@@ -59,10 +61,10 @@ def test_a_new_collection_stores_unit_vectors_and_ranks_by_cosine() -> None:
 
 def test_a_cosine_collection_of_before_gives_the_same_hits() -> None:
     rng = np.random.default_rng(4)
-    client = local_client(":memory:")
+    client = QdrantClient(location=":memory:")
     cosine_collection(client, "old")
-    old = QdrantIndex(client, "old", DIMENSIONS, local=True)
-    new = QdrantIndex(client, "new", DIMENSIONS, local=True)
+    old = QdrantServerIndex(client, "old", DIMENSIONS)
+    new = QdrantServerIndex(client, "new", DIMENSIONS)
     stored = points(rng)
     old.upsert(stored)
     new.upsert(stored)

@@ -9,7 +9,8 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from shared.adapters.qdrant import Candidate, QdrantIndex, local_client
+from shared.adapters.index import Candidate
+from shared.adapters.qdrant_edge import EdgeIndex
 from shared.pipeline.embed.hashing import HashingEmbedder
 from shared.retrieval.duplicates import collapse, passage_key
 from shared.retrieval.memory_index import build
@@ -99,11 +100,12 @@ def test_a_search_shows_a_copied_page_once_with_also_in(tmp_path: Path) -> None:
     (tmp_path / "bezoek.md").write_text(page, encoding="utf-8")
     (tmp_path / "kopie-bezoek.md").write_text(page, encoding="utf-8")
     embedder = HashingEmbedder(64)
-    index = QdrantIndex(local_client(":memory:"), "eval", 64, True)
+    index = EdgeIndex.temporary("eval", 64)
     settings = Settings(_env_file=None)  # type: ignore[call-arg]
     files = sorted(tmp_path.glob("*.md"))
     _, tokens = build(files, tmp_path, settings, embedder, index)
-    _, once = build(files[:1], tmp_path, settings, embedder)
+    other, once = build(files[:1], tmp_path, settings, embedder)
+    other.close()
     assert tokens == once  # the copy cost nothing
 
     question = SearchRequest("Wanneer is bezoek welkom?", top_k=5)

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from shared.adapters.qdrant import QdrantIndex, local_client
+from shared.adapters.qdrant_edge import EdgeIndex
 from shared.pipeline.embed import embedding_input
 from shared.pipeline.embed.hashing import HashingEmbedder
 from shared.retrieval.memory_index import build
@@ -22,11 +22,11 @@ def test_a_chunk_over_two_sections_is_embedded_with_both_titles(tmp_path: Path) 
         encoding="utf-8",
     )
     embedder = HashingEmbedder(64)
-    index = QdrantIndex(local_client(":memory:"), "eval", 64, True)
+    index = EdgeIndex.temporary("eval", 64)
     build([tmp_path / "heup.md"], tmp_path, Settings(_env_file=None), embedder, index)  # type: ignore[call-arg]
-    (point,) = index.client.scroll(index.collection, with_vectors=True, with_payload=True)[0]
-    data = point.payload or {}
+    (point,) = index.retrieve(list(index.all_point_ids()))
+    index.close()
+    data = point.payload
     assert len(data["sections"]) > 1  # one chunk, several sections
     wanted = embedder.vector(embedding_input(data["headings"], data["text"], data["sections"]))
-    stored = next(iter(point.vector.values()))  # type: ignore[union-attr]
-    assert np.asarray(stored) == pytest.approx(np.asarray(wanted), abs=1e-6)
+    assert np.asarray(point.vector) == pytest.approx(np.asarray(wanted), abs=1e-6)

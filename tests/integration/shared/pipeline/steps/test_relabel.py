@@ -57,8 +57,7 @@ def payloads(pipeline: PipelineEnv, version_id: uuid.UUID) -> list[dict[str, Any
         document_id = version.document_id
     settings = pipeline.settings
     index = wiring.index_for(settings, wiring.embedder(settings))
-    ids = [str(i) for i in document_point_ids(index, document_id)]
-    return [dict(r.payload or {}) for r in index.client.retrieve(index.collection, ids)]
+    return [p.payload for p in index.retrieve(list(document_point_ids(index, document_id)))]
 
 
 def test_a_field_change_rewrites_the_current_points_and_spends_no_token(

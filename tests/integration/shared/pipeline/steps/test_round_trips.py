@@ -3,16 +3,13 @@ process on the real Postgres, local Qdrant and the OpenAI stand-in."""
 
 from __future__ import annotations
 
-import sqlite3
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 
 import sqlalchemy as sa
 
 from shared import repository as repo
-from shared.adapters.qdrant import collection_name
 from shared.db import engine, transaction
 from shared.models import Document
 from shared.pipeline import steps, wiring
@@ -114,20 +111,6 @@ def test_front_matter_fills_only_what_the_uploader_did_not_give(pipeline: Pipeli
     with transaction() as session:
         version = repo.load_version(session, bare)
         assert version is not None and version.chunk_count == 1
-
-
-def test_local_qdrant_commits_its_points_in_wal_mode(pipeline: PipelineEnv) -> None:
-    version_id = register(PAGE.encode())
-    to_embedding(version_id)
-    outcome = steps.embed_versions([version_id], "embed", take_waiting=False)
-    steps.upsert_versions(outcome.go_on, "upsert", handover_from="embed")
-
-    name = collection_name(
-        pipeline.env["EMBEDDING_MODEL"], int(pipeline.env["EMBEDDING_DIMENSIONS"])
-    )
-    storage = Path(pipeline.env["QDRANT_PATH"]) / "collection" / name / "storage.sqlite"
-    with sqlite3.connect(storage) as connection:
-        assert connection.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
 
 
 @contextmanager

@@ -3,12 +3,13 @@ search embedding its question as a query."""
 
 from __future__ import annotations
 
+import uuid
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from shared.adapters.qdrant import QdrantIndex, local_client
+from shared.adapters.qdrant_edge import EdgeIndex
 from shared.errors import PermanentError
 from shared.pipeline.embed import make_embedder
 from shared.retrieval.memory_index import build
@@ -52,13 +53,14 @@ def test_the_search_embeds_its_question_as_a_query(tmp_path: Path) -> None:
         "# Knieoperatie\n\n## Duur\n\nDe operatie duurt ongeveer een uur.\n", encoding="utf-8"
     )
     embedder = make_embedder(SETTINGS)
-    index = QdrantIndex(local_client(":memory:"), "eval", 384, True)
+    index = EdgeIndex.temporary("eval", 384)
     build([folder / "knie.md"], folder, SETTINGS, embedder, index)
     query = "Hoe lang duurt de knieoperatie?"
     result = search(
         SearchRequest(query, hybrid=False, rerank=False), SETTINGS, embedder=embedder, index=index
     )
-    stored = index.client.retrieve(index.collection, [result.hits[0].point_id], with_vectors=True)
-    vector = np.asarray(next(iter(stored[0].vector.values())))  # type: ignore[union-attr]
+    stored = index.retrieve([uuid.UUID(str(result.hits[0].point_id))])
+    index.close()
+    vector = np.asarray(stored[0].vector)
     as_query = np.asarray(embedder.embed_query([query]).vectors[0])  # type: ignore[attr-defined]
     assert result.hits[0].dense_score == pytest.approx(float(vector @ as_query), abs=1e-4)
