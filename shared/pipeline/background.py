@@ -37,12 +37,8 @@ log = get_logger(__name__)
 def build_index(settings: Settings) -> None:
     """Called when a round has indexed or deleted something and the runner has nothing left:
     the moment to build the embedded index's search structure, off the request path (Qdrant
-    Edge builds it only when asked, and holds the GIL while it does). An index without a
-    `build()` (a Qdrant server, qdrant-client's local mode) has nothing to build."""
-    index = wiring.index_for(settings, wiring.embedder(settings))
-    build = getattr(index, "build", None)
-    if callable(build):
-        build()
+    Edge builds it only when asked, and holds the GIL while it does; a server builds its own)."""
+    wiring.index_for(settings, wiring.embedder(settings)).build()
 
 
 class Runner:
