@@ -19,15 +19,18 @@ from tests.support.api import EDITOR_KEY, assert_problem, use_settings
 
 CLOSED_PORT_QDRANT = "http://127.0.0.1:1"  # nothing listens on port 1 of loopback
 HOLD = (
-    "import sys; from qdrant_client import QdrantClient; "
-    "client = QdrantClient(path=sys.argv[1]); print('held', flush=True); sys.stdin.read()"
+    "import sys; from shared.adapters.index import collection_name; "
+    "from shared.adapters.qdrant_edge import EdgeIndex; from shared.pipeline import wiring; "
+    "from shared.settings import get_settings; model = wiring.embedder(get_settings()); "
+    "index = EdgeIndex.open(sys.argv[1], collection_name(model.model, model.dimensions), "
+    "model.dimensions); index.count(); print('held', flush=True); sys.stdin.read()"
 )
 
 
 @contextmanager
 def held_by_another_process(folder: Path) -> Iterator[None]:
-    """A second process opens the local index folder (qdrant-client's local mode locks it) and
-    keeps it until its standard input closes."""
+    """A second process opens the collection's Qdrant Edge shard in the local index folder
+    (Edge locks it to one process) and keeps it until its standard input closes."""
     holder = subprocess.Popen(
         [sys.executable, "-c", HOLD, str(folder)], stdin=subprocess.PIPE, stdout=subprocess.PIPE
     )
