@@ -67,6 +67,7 @@ MODES = {
     "hybrid + rerank, a new filter each request": {"filters": "fresh"},
 }
 COLUMNS = ["p50", "p95", "embed p50", "candidates p50", "rerank p50"]
+MEMORY = ("VmRSS", "VmHWM")  # the server's resident set now and at its peak, after the runs
 
 
 def free_port() -> int:
@@ -111,6 +112,13 @@ def copy(path: Path, source: str, target: str, dimensions: int) -> int:
                 return index.count()
     finally:
         client.close()
+
+
+def memory_mb(pid: int) -> dict[str, float]:
+    """The process's resident memory now and at its peak (MB), from /proc."""
+    status = Path(f"/proc/{pid}/status").read_text().splitlines()
+    fields = dict(line.split(":", 1) for line in status if ":" in line)
+    return {name: int(fields[name].split()[0]) / 1024 for name in MEMORY}
 
 
 def percentile(values: list[float], q: int) -> float:
@@ -283,6 +291,12 @@ def _api(src: Path, env: dict[str, str], log: Path) -> Iterator[Callable[[dict],
                     return response.json()["timings_ms"]
 
                 yield send
+                memory = memory_mb(api.pid)
+                print(
+                    "server memory after the runs: "
+                    + ", ".join(f"{name} {mb:.0f} MB" for name, mb in memory.items()),
+                    flush=True,
+                )
         finally:
             api.terminate()
             api.wait(timeout=60)
