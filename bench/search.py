@@ -56,7 +56,7 @@ from tests.support.services import temporary_postgres_database
 from tests.support.workers import wait_for
 
 API_KEY = "bench-key-0123456789"
-CORPUS = ROOT.parent / "shared" / "corpus"
+CORPUS = Path(os.environ.get("BENCH_CORPUS") or ROOT.parent / "shared" / "corpus")
 QUESTIONS = ROOT / "tests" / "corpus" / "questions.jsonl"
 MODES = {
     "dense, no rerank": {"hybrid": False, "rerank": False},
@@ -83,6 +83,8 @@ def fill(path: Path, env: dict[str, str], chunks: int) -> int:
     client = local_client(str(path))
     index = QdrantIndex(client, env["QDRANT_COLLECTION"], embedder.dimensions, local=True)
     files = corpus_files(CORPUS)
+    if not files:  # else the loop below never ends
+        sys.exit(f"no corpus files under {CORPUS} (set BENCH_CORPUS)")
     try:
         while index.count() < chunks:
             build(files, CORPUS, settings, embedder, index)
