@@ -123,7 +123,7 @@ def hidden_chunks_of(session: Session, document_id: uuid.UUID) -> dict[uuid.UUID
     return {row.point_id: row for row in rows}
 
 
-def hidden_documents_query() -> sa.Select[tuple[uuid.UUID]]:
+def hidden_documents_query() -> sa.Select[uuid.UUID]:
     """The hidden documents not deleted (read through the partial index `ix_documents_hidden`:
     every search runs this)."""
     return sa.select(Document.id).where(
