@@ -55,7 +55,7 @@ from tests.support.services import temporary_postgres_database
 from tests.support.workers import wait_for
 
 API_KEY = "bench-key-0123456789"
-CORPUS = ROOT.parent / "shared" / "corpus"
+CORPUS = Path(os.environ.get("BENCH_CORPUS") or ROOT.parent / "shared" / "corpus")
 QUESTIONS = ROOT / "tests" / "corpus" / "questions.jsonl"
 MODES = {
     "dense, no rerank": {"hybrid": False, "rerank": False},
@@ -66,6 +66,7 @@ MODES = {
     "hybrid + rerank, a new filter each request": {"filters": "fresh"},
 }
 COLUMNS = ["p50", "p95", "embed p50", "candidates p50", "rerank p50"]
+MEMORY = ("VmRSS", "VmHWM")  # the server's resident set now and at its peak, after the runs
 
 
 def free_port() -> int:
@@ -80,6 +81,8 @@ def fill(path: Path, env: dict[str, str], chunks: int) -> int:
     embedder = make_embedder(settings)
     index = EdgeIndex.open(str(path), env["QDRANT_COLLECTION"], embedder.dimensions)
     files = corpus_files(CORPUS)
+    if not files:  # else the loop below never ends
+        sys.exit(f"no corpus files under {CORPUS} (set BENCH_CORPUS)")
     try:
         while index.count() < chunks:
             build(files, CORPUS, settings, embedder, index)
@@ -103,6 +106,13 @@ def copy(path: Path, source: str, target: str, dimensions: int) -> int:
     finally:
         old.close()
         new.close()
+
+
+def memory_mb(pid: int) -> dict[str, float]:
+    """The process's resident memory now and at its peak (MB), from /proc."""
+    status = Path(f"/proc/{pid}/status").read_text().splitlines()
+    fields = dict(line.split(":", 1) for line in status if ":" in line)
+    return {name: int(fields[name].split()[0]) / 1024 for name in MEMORY}
 
 
 def percentile(values: list[float], q: int) -> float:
@@ -275,6 +285,12 @@ def _api(src: Path, env: dict[str, str], log: Path) -> Iterator[Callable[[dict],
                     return response.json()["timings_ms"]
 
                 yield send
+                memory = memory_mb(api.pid)
+                print(
+                    "server memory after the runs: "
+                    + ", ".join(f"{name} {mb:.0f} MB" for name, mb in memory.items()),
+                    flush=True,
+                )
         finally:
             api.terminate()
             api.wait(timeout=60)

@@ -60,7 +60,16 @@ class Document(Base):
     """One page or brochure, identified by `(source, external_id)` across its versions."""
 
     __tablename__ = "documents"
-    __table_args__ = (sa.UniqueConstraint("source", "external_id", name="uq_documents_identity"),)
+    __table_args__ = (
+        sa.UniqueConstraint("source", "external_id", name="uq_documents_identity"),
+        # Only the hidden ones: every search reads them (`repository.hiding`), never a scan.
+        sa.Index(
+            "ix_documents_hidden",
+            "hidden_at",
+            postgresql_where=sa.text("hidden_at IS NOT NULL"),
+            sqlite_where=sa.text("hidden_at IS NOT NULL"),
+        ),
+    )
 
     id: Mapped[uuid.UUID] = mapped_column(sa.Uuid, primary_key=True, default=uuid.uuid4)
     source: Mapped[str] = mapped_column(sa.String(64))

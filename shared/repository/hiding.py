@@ -123,16 +123,18 @@ def hidden_chunks_of(session: Session, document_id: uuid.UUID) -> dict[uuid.UUID
     return {row.point_id: row for row in rows}
 
 
+def hidden_documents_query() -> sa.Select[uuid.UUID]:
+    """The hidden documents not deleted (read through the partial index `ix_documents_hidden`:
+    every search runs this)."""
+    return sa.select(Document.id).where(
+        Document.hidden_at.is_not(None), Document.deleted_at.is_(None)
+    )
+
+
 def hidden_everywhere(session: Session) -> tuple[set[uuid.UUID], set[uuid.UUID]]:
     """Every hidden document id and every hidden chunk's point id (search leaves them out
     even where the index's `hidden` payload was not updated yet)."""
-    documents = set(
-        session.scalars(
-            sa.select(Document.id).where(
-                Document.hidden_at.is_not(None), Document.deleted_at.is_(None)
-            )
-        )
-    )
+    documents = set(session.scalars(hidden_documents_query()))
     points = set(session.scalars(sa.select(HiddenChunk.point_id)))
     return documents, points
 

@@ -21,7 +21,6 @@ from shared.pipeline.convert.deadline import Deadline
 from shared.pipeline.convert.docx import DOCX_MEDIA_TYPE, convert_docx, is_docx, is_encrypted_office
 from shared.pipeline.convert.html import HTML_MEDIA_TYPE, convert_html, looks_like_html
 from shared.pipeline.convert.ocr import OcrNeeded, OcrOptions
-from shared.pipeline.convert.pdf import convert_pdf
 from shared.pipeline.convert.text import decode_text, sniff_text
 from shared.pipeline.convert.text_bound import TextBound
 from shared.settings import Settings, get_settings
@@ -183,6 +182,10 @@ def convert(
         text, encoding = decode_text(data)
         return Converted(markdown=text, metadata={"encoding": encoding})
     if kind in ("application/pdf", "application/x-pdf"):
+        # pypdf and the layout code load with the first PDF: a Markdown-only `ingest run`
+        # (and a search server) never pays for them.
+        from shared.pipeline.convert.pdf import convert_pdf
+
         deadline = Deadline(settings.convert_timeout_seconds)
         options, reason = _ocr_options(settings, ocr, language, progress)
         pdf = convert_pdf(

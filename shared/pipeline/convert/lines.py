@@ -11,14 +11,15 @@ import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
-
-from pypdf import PageObject
+from typing import TYPE_CHECKING, Any
 
 from shared.pipeline.convert.bullets import mark_drawn_bullets
 from shared.pipeline.convert.graphics import GraphicsCollector
 from shared.pipeline.convert.tables import take_tables
 from shared.pipeline.convert.text import BULLET_GLYPHS, clean_pdf_line
+
+if TYPE_CHECKING:  # pypdf itself is loaded by `convert.pdf`, when a PDF is converted
+    from pypdf import PageObject
 
 _BOLD_NAME = re.compile(r"bold|black|heavy|semibold|demi|medium|-bd|,bd", re.I)
 _FORCE_BOLD_FLAG = 1 << 18

@@ -12,11 +12,12 @@ puts the count in front of the caller's visitor; the layout code is left as it i
 
 from __future__ import annotations
 
-from typing import Any
-
-from pypdf import PageObject
+from typing import TYPE_CHECKING, Any
 
 from shared.errors import PermanentError
+
+if TYPE_CHECKING:  # pypdf itself is loaded by `convert.pdf`, when a PDF is converted
+    from pypdf import PageObject
 
 
 class TextBound:

@@ -84,3 +84,32 @@ def test_an_upgrade_waits_while_another_holds_the_migration_lock(postgres_admin_
             assert process.wait(timeout=60) == 0
         assert tables(url) == set(Base.metadata.tables)
         engine.dispose()
+
+
+def _hidden_plan(url: str) -> str:
+    """How the database finds the hidden documents every search reads."""
+    from shared.repository.hiding import hidden_documents_query
+
+    engine = sa.create_engine(url)
+    try:
+        with engine.connect() as conn:
+            query = hidden_documents_query().compile(conn, compile_kwargs={"literal_binds": True})
+            explain = "EXPLAIN QUERY PLAN" if url.startswith("sqlite") else "EXPLAIN"
+            if not url.startswith("sqlite"):
+                conn.execute(sa.text("SET enable_seqscan = off"))  # a tiny table: a scan is cheaper
+            return " ".join(str(row) for row in conn.execute(sa.text(f"{explain} {query}")))
+    finally:
+        engine.dispose()
+
+
+def test_the_hidden_documents_are_read_through_their_index(
+    postgres_admin_url: str, tmp_path
+) -> None:
+    """A search reads the hidden documents on every request: through the partial index, not
+    a scan of every document (which grows with the collection)."""
+    sqlite = f"sqlite:///{tmp_path}/ingest.db"
+    upgrade(sqlite)
+    assert "ix_documents_hidden" in _hidden_plan(sqlite)
+    with temporary_postgres_database(postgres_admin_url) as url:
+        upgrade(url)
+        assert "ix_documents_hidden" in _hidden_plan(url)

@@ -198,3 +198,13 @@ def test_help_and_status_import_only_what_they_use(
     # It reads the database through the plain driver (shared/repository/overview.py).
     assert "sqlite3" in status
     assert not status & {*HEAVY, "sqlalchemy"}, status & {*HEAVY, "sqlalchemy"}
+
+
+def test_run_on_markdown_loads_no_pdf_reader_worker_or_web_server(
+    embedded_env: dict[str, str], tmp_path: Path
+) -> None:
+    """`ingest run` is timed against LlamaIndex as a whole command: what Markdown pages do
+    not use (pypdf and the PDF layout code, Celery, the web stack) is not imported."""
+    ran = imported("run", str(pages(tmp_path)), cwd=tmp_path, env=embedded_env)
+    assert {"shared", "mistune", "sqlalchemy"} <= ran  # it did the work
+    assert not ran & {"pypdf", "celery", "fastapi", "uvicorn"}, ran & {"pypdf", "celery"}
