@@ -399,6 +399,8 @@ const I18n = (() => {
       "errors.input_too_long": "Een stuk tekst was te lang voor de zoekindex. Vraag het "
         + "supportteam.",
       "errors.qdrant_locked": "De zoekindex was bezet. Kies later Opnieuw verwerken.",
+      "errors.index_unavailable": "De zoekindex was niet bereikbaar. Er is niets verloren; "
+        + "kies later Opnieuw verwerken.",
       "errors.configuration": "De dienst is verkeerd ingesteld. Vraag het supportteam.",
       "errors.database": "De database gaf een fout. Probeer het later opnieuw of vraag het "
         + "supportteam.",
