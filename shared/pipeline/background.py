@@ -5,9 +5,14 @@ A route commits, then calls `wake()` and answers 202 at once. The runner's threa
 version waiting (`repo.waiting_for_work`: received, or left in a stage with no live lease) and
 runs the in-process scheduler of `ingest run` over them (`run_local`, the same steps as the
 Celery tasks), purges deleted documents (the `ingest.delete` step), runs the reaper's round
-every `REAPER_INTERVAL_SECONDS` (the functions Celery beat's `ingest.reap` calls) and, when a
-round has indexed something, builds the index (`build_index`). Then it waits for the next
-wake-up, or `SERVE_POLL_SECONDS`.
+every `REAPER_INTERVAL_SECONDS` (the functions Celery beat's `ingest.reap` calls). Then it
+waits for the next wake-up, or `SERVE_POLL_SECONDS`.
+
+It never builds the embedded index's HNSW structure: Qdrant Edge holds the GIL for the whole
+build (96 s at 20,000 points here, 11 minutes at 100,000), and every request of this process
+would wait that long. Searches here run brute force over what is not built yet (33 / 56 ms
+dense / hybrid at 20,000 points); `ingest run` builds at its end, when it is the only user of
+the folder (docs/benchmarks.md, "Issue 30").
 
 One thread does all of it, so one client touches the embedded index at a time (the API's
 searches aside), and nothing runs twice. `stop()` (the app's shutdown, SIGTERM) lets the step
@@ -25,20 +30,12 @@ from shared import repository as repo
 from shared.db import transaction
 from shared.log import get_logger
 from shared.models import utcnow
-from shared.pipeline import wiring
 from shared.pipeline.in_process import OWNER, give_back_leases, run_local
 from shared.pipeline.reaper import reap
 from shared.pipeline.steps import delete_document
 from shared.settings import Settings
 
 log = get_logger(__name__)
-
-
-def build_index(settings: Settings) -> None:
-    """Called when a round has indexed or deleted something and the runner has nothing left:
-    the moment to build the embedded index's search structure, off the request path (Qdrant
-    Edge builds it only when asked, and holds the GIL while it does; a server builds its own)."""
-    wiring.index_for(settings, wiring.embedder(settings)).build()
 
 
 class Runner:
@@ -107,5 +104,3 @@ class Runner:
         if waiting and not self._stop.is_set():
             log.info("processing versions waiting", versions=len(waiting))
             run_local(waiting, stop=self._stop)
-        if (waiting or deletes) and not self._stop.is_set():
-            build_index(self._settings)

@@ -6,14 +6,19 @@ versions), reingest and deletes."""
 from __future__ import annotations
 
 import io
+import uuid
 from collections.abc import Iterator
 from typing import Any
 
+import numpy as np
 import pytest
 from fastapi.testclient import TestClient
 
 from api.app import create_app
 from shared import migrate
+from shared.adapters.index import Point
+from shared.adapters.qdrant_edge import BUILD_THRESHOLD, EdgeIndex
+from shared.pipeline import wiring
 from shared.settings import get_settings
 from tests.support.api import EDITOR_KEY, WEBHOOK_SECRET, cms_event, post_event, use_settings
 from tests.support.workers import wait_for
@@ -108,3 +113,25 @@ def test_a_cms_publish_and_unpublish_are_done_in_the_background(http: TestClient
         timeout=60,
         what="the unpublished page's points to leave the index",
     )
+
+
+def test_the_runner_never_builds_the_index_in_the_serving_process(http: TestClient) -> None:
+    """Qdrant Edge holds the GIL for a whole HNSW build (minutes at 100,000 points): the
+    runner of `ingest serve` must not start one, or every request would wait for it."""
+    settings = get_settings()
+    index = wiring.index_for(settings, wiring.embedder(settings))
+    assert isinstance(index, EdgeIndex)
+    rng = np.random.default_rng(30)
+    filler = [
+        Point(uuid.uuid4(), rng.normal(size=index.dimensions).tolist(), {"document_id": "x"})
+        for _ in range(BUILD_THRESHOLD)
+    ]
+    index.upsert(filler)  # past the threshold at which `build()` would build
+    response = http.post("/v1/documents", files={"file": ("heup.md", io.BytesIO(PAGE))})
+    assert response.status_code == 202, response.text
+    answer = response.json()["documents"][0]
+    assert wait_done(http, answer["document_id"], answer["version_id"])["status"] == "indexed"
+    assert index.count() == BUILD_THRESHOLD + 1
+    # Built, the dense vectors of all 10,001 points would count; unbuilt, only the page's
+    # sparse vector (sparse vectors are always indexed): searched brute force.
+    assert index.shard.info().indexed_vectors_count < BUILD_THRESHOLD
