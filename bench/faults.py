@@ -123,23 +123,13 @@ def payload_mismatches() -> tuple[int, int]:
             fields = indexing.document_fields(document, current)
             expected[str(document.id)] = (fields["title"], fields["tags"])
     wrong = compared = 0
-    offset = None
-    while True:
-        records, offset = index.client.scroll(
-            index.collection,
-            limit=1000,
-            offset=offset,
-            with_payload=["document_id", "title", "tags"],
-            with_vectors=False,
-        )
-        for record in records:
-            payload = record.payload or {}
+    for page in index.payload_pages():
+        for _, payload in page:
             want = expected.get(str(payload.get("document_id")))
             if want is not None:
                 compared += 1
                 wrong += (payload.get("title"), payload.get("tags")) != want
-        if offset is None:
-            return wrong, compared
+    return wrong, compared
 
 
 def in_flight_ids() -> set[object]:
