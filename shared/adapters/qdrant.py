@@ -334,6 +334,9 @@ class QdrantServerIndex:
     def build(self) -> None:
         """Nothing: a server builds its index in the background."""
 
+    def build_aside(self) -> None:
+        """Nothing: a server builds its index in the background."""
+
     def close(self) -> None:
         """Nothing: the client is shared by the process (closed at exit)."""
 

@@ -6,9 +6,10 @@ Each shard holds a dense vector `dense` (dot product over unit vectors: cosine) 
 vector `sparse` with IDF, payload indexes for the search filters, UUID point ids; an upsert is
 durable when it returns (flushed). Edge is safe across threads but locks a folder to one
 process: a second process gets `StoreLockedError`. It has no background optimizer: segments
-are searched brute force until `build()` builds their HNSW index (see docs/benchmarks.md,
-"Issue 30"). A shard is opened once per process and shared by every index object on it
-(counted), and closed when the last one closes.
+are searched brute force until their HNSW index is built: by `build()` in this process
+(`ingest run`, at its end), or by `build_aside()` in a child process on a copy swapped in when
+done (`ingest serve`: `edge_build`). A shard is opened once per process and shared by every
+index object on it (a `ShardHolder`, counted), and closed when the last one closes.
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ from typing import Any
 import qdrant_edge as edge
 from qdrant_client import models as qm
 
-from shared.adapters import edge_migrate
+from shared.adapters import edge_build, edge_migrate
+from shared.adapters.edge_build import BUILD_THRESHOLD, ShardHolder
 from shared.adapters.edge_filters import to_edge
 from shared.adapters.index import (
     DENSE,
@@ -46,11 +48,9 @@ _SCHEMAS = {
     qm.PayloadSchemaType.DATETIME: edge.PayloadSchemaType.Datetime,
     qm.PayloadSchemaType.BOOL: edge.PayloadSchemaType.Bool,
 }
-#: Below this many points `build()` leaves a shard brute force (faster to search than to
-#: index at that size, and no freeze: docs/benchmarks.md, "Issue 30").
-BUILD_THRESHOLD = 10_000
+__all__ = ["BUILD_THRESHOLD", "EdgeIndex"]
 
-_shards: dict[Path, tuple[edge.EdgeShard, int]] = {}  # folder -> (shard, users)
+_shards: dict[Path, ShardHolder] = {}
 _shards_lock = threading.Lock()
 _memory_root: Path | None = None
 
@@ -72,16 +72,20 @@ def _locked(folder: Path, exc: Exception) -> StoreError:
     return StoreError(f"The index folder {folder} cannot be opened: {exc}")
 
 
-def _acquire(folder: Path, dimensions: int) -> edge.EdgeShard:
+def _load(folder: Path) -> edge.EdgeShard:
+    return edge.EdgeShard.load(str(folder))
+
+
+def _acquire(folder: Path, dimensions: int) -> ShardHolder:
     """The process's shard on `folder` (created with our layout when new), one user more."""
     with _shards_lock:
         if folder in _shards:
-            shard, users = _shards[folder]
-            _shards[folder] = (shard, users + 1)
-            return shard
+            _shards[folder].users += 1
+            return _shards[folder]
         try:
+            edge_build.restore(folder)
             if (folder / "edge_config.json").exists() or (folder / "wal").exists():
-                shard = edge.EdgeShard.load(str(folder))
+                shard = _load(folder)
             else:
                 shard = edge.EdgeShard.create(str(folder), _config(dimensions))
                 for field, schema in PAYLOAD_INDEXES.items():
@@ -89,19 +93,29 @@ def _acquire(folder: Path, dimensions: int) -> edge.EdgeShard:
                 shard.flush()
         except Exception as exc:  # qdrant_edge raises plain Exception
             raise _locked(folder, exc) from exc
-        _shards[folder] = (shard, 1)
-        return shard
+        edge_build.tidy(folder)
+        _shards[folder] = ShardHolder(folder, shard)
+        return _shards[folder]
 
 
 def _release(folder: Path) -> None:
     with _shards_lock:
-        if folder not in _shards:
+        holder = _shards.get(folder)
+        if holder is None:
             return
-        shard, users = _shards.pop(folder)
-        if users > 1:
-            _shards[folder] = (shard, users - 1)
-        else:
-            shard.close()
+        holder.users -= 1
+        if holder.users == 0:
+            del _shards[folder]
+            edge_build.cancel(holder)
+            with holder.write_lock, holder.read_lock:
+                holder.shard.close()
+
+
+@atexit.register
+def _cancel_builds() -> None:
+    """No child build outlives this process (nor its copy of a folder)."""
+    for holder in list(_shards.values()):
+        edge_build.cancel(holder)
 
 
 def _memory() -> Path:
@@ -125,7 +139,7 @@ class EdgeIndex:
         self.dimensions = dimensions
         self.folder = root / collection
         self._owns_root = owns_root  # a temporary folder, removed on close
-        self._shard: edge.EdgeShard | None = None
+        self._holder: ShardHolder | None = None
         self._open_lock = threading.Lock()
 
     @classmethod
@@ -148,37 +162,53 @@ class EdgeIndex:
         return EdgeIndex(self.root, collection, dimensions or self.dimensions)
 
     @property
-    def shard(self) -> edge.EdgeShard:
-        if self._shard is None:
+    def holder(self) -> ShardHolder:
+        if self._holder is None:
             with self._open_lock:
-                if self._shard is None:
+                if self._holder is None:
                     self.root.mkdir(parents=True, exist_ok=True)
-                    self._shard = _acquire(self.folder, self.dimensions)
-        return self._shard
+                    self._holder = _acquire(self.folder, self.dimensions)
+        return self._holder
+
+    @property
+    def shard(self) -> edge.EdgeShard:
+        """The shard now (a swap replaces it: hold `holder.reading()` across calls)."""
+        return self.holder.shard
 
     def exists(self) -> bool:
-        return self._shard is not None or self.folder.exists()
+        return self._holder is not None or self.folder.exists()
 
     def ensure_collection(self) -> None:
-        self.shard  # noqa: B018 (opened or created)
+        self.holder  # noqa: B018 (opened or created)
 
-    def _update(self, operation: Any) -> None:
-        try:
-            self.shard.update(operation)
-        except Exception as exc:
-            raise StoreError(f"The index {self.collection} refused an update: {exc}") from exc
+    def _update(
+        self, operations: Iterable[Any], ids: Iterable[str] = (), document: str | None = None
+    ) -> None:
+        """Apply the operations and flush (durable when it returns); a build in a child process
+        notes what they touched (`ids`, or every point of `document`) to replay at its swap."""
+        with self.holder.writing(ids, document) as shard:
+            try:
+                for operation in operations:
+                    shard.update(operation)
+                shard.flush()
+            except Exception as exc:
+                raise StoreError(f"The index {self.collection} refused an update: {exc}") from exc
 
     def existing_vectors(self, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, list[float]]:
         found: dict[uuid.UUID, list[float]] = {}
         for batch in batches(ids, 1000):
-            for r in self.shard.retrieve([str(i) for i in batch], False, [DENSE]):
+            with self.holder.reading() as shard:
+                stored = shard.retrieve([str(i) for i in batch], False, [DENSE])
+            for r in stored:
                 found[uuid.UUID(str(r.id))] = list(_vectors(r.vector)[DENSE])
         return found
 
     def retrieve(self, ids: Sequence[uuid.UUID]) -> list[Point]:
         found = []
         for batch in batches(ids, 1000):
-            for r in self.shard.retrieve([str(i) for i in batch], True, True):
+            with self.holder.reading() as shard:
+                records = shard.retrieve([str(i) for i in batch], True, True)
+            for r in records:
                 vectors = _vectors(r.vector)
                 stored = vectors.get(SPARSE)
                 sparse = (
@@ -196,22 +226,23 @@ class EdgeIndex:
         """Write the points (dense at unit length) and flush: durable when it returns."""
         if not points:
             return
-        for batch in batches(points, batch_size):
-            self._update(edge.UpdateOperation.upsert_points([_point(p) for p in batch]))
-        self.shard.flush()
+        operations = (
+            edge.UpdateOperation.upsert_points([_point(p) for p in batch])
+            for batch in batches(points, batch_size)
+        )
+        self._update(operations, [str(p.id) for p in points])
 
     def delete(self, ids: Iterable[uuid.UUID]) -> None:
-        ids = list(ids)
-        if not ids:
+        keys = [str(i) for i in ids]
+        if not keys:
             return
-        for batch in batches(ids, 1000):
-            self._update(edge.UpdateOperation.delete_points([str(i) for i in batch]))
-        self.shard.flush()
+        operations = [edge.UpdateOperation.delete_points(list(b)) for b in batches(keys, 1000)]
+        self._update(operations, keys)
 
     def delete_document(self, document_id: uuid.UUID) -> None:
         match = edge.FieldCondition("document_id", match=edge.MatchValue(str(document_id)))
-        self._update(edge.UpdateOperation.delete_points_by_filter(edge.Filter(must=[match])))
-        self.shard.flush()
+        operation = edge.UpdateOperation.delete_points_by_filter(edge.Filter(must=[match]))
+        self._update([operation], document=str(document_id))
 
     def set_hidden(self, ids: Sequence[uuid.UUID], hidden: bool) -> None:
         self.set_fields(ids, {"hidden": hidden})
@@ -219,20 +250,27 @@ class EdgeIndex:
     def set_fields(self, ids: Sequence[uuid.UUID], fields: dict[str, Any]) -> None:
         """Overwrite these fields of the stored points among `ids` (selected by a filter: a
         point deleted meanwhile is skipped)."""
-        if not ids:
+        keys = [str(i) for i in ids]
+        if not keys:
             return
-        for batch in batches(ids, 1000):
-            flt = edge.Filter(must=[edge.HasIdCondition({str(i) for i in batch})])
-            self._update(edge.UpdateOperation.set_payload_by_filter(flt, fields))
-        self.shard.flush()
+        operations = [
+            edge.UpdateOperation.set_payload_by_filter(
+                edge.Filter(must=[edge.HasIdCondition(set(batch))]), fields
+            )
+            for batch in batches(keys, 1000)
+        ]
+        self._update(operations, keys)
 
     def overwrite_payloads(self, payloads: dict[uuid.UUID, dict[str, Any]]) -> None:
         if not payloads:
             return
-        for point, payload in payloads.items():
-            flt = edge.Filter(must=[edge.HasIdCondition({str(point)})])
-            self._update(edge.UpdateOperation.overwrite_payload_by_filter(flt, payload))
-        self.shard.flush()
+        operations = [
+            edge.UpdateOperation.overwrite_payload_by_filter(
+                edge.Filter(must=[edge.HasIdCondition({str(point)})]), payload
+            )
+            for point, payload in payloads.items()
+        ]
+        self._update(operations, [str(p) for p in payloads])
 
     def payload_pages(
         self, exclude: Sequence[str] = (), limit: int = 1000
@@ -241,7 +279,8 @@ class EdgeIndex:
         offset: Any = None
         while True:
             request = edge.ScrollRequest(offset=offset, limit=limit, with_payload=selector)
-            records, offset = self.shard.scroll(request)
+            with self.holder.reading() as shard:
+                records, offset = shard.scroll(request)
             yield [(uuid.UUID(str(r.id)), dict(r.payload or {})) for r in records]
             if offset is None:
                 return
@@ -251,7 +290,8 @@ class EdgeIndex:
         offset: Any = None
         while True:
             request = edge.ScrollRequest(offset=offset, limit=5000, with_payload=False)
-            records, offset = self.shard.scroll(request)
+            with self.holder.reading() as shard:
+                records, offset = shard.scroll(request)
             found.update(uuid.UUID(str(r.id)) for r in records)
             if offset is None:
                 return found
@@ -271,11 +311,11 @@ class EdgeIndex:
         payload: Any = list(fields) if fields else True
         nearest = edge.Query.Nearest(dense, using=DENSE)
         if sparse is None or not sparse.indices:
-            found = self.shard.query(
-                edge.QueryRequest(
-                    limit=limit, query=nearest, filter=condition, with_payload=payload
-                )
+            request = edge.QueryRequest(
+                limit=limit, query=nearest, filter=condition, with_payload=payload
             )
+            with self.holder.reading() as shard:
+                found = shard.query(request)
             return in_order(
                 Candidate(uuid.UUID(str(p.id)), dict(p.payload or {}), p.score, p.score, None)
                 for p in found
@@ -294,8 +334,10 @@ class EdgeIndex:
             with_payload=payload,
             with_vector=[DENSE, SPARSE],
         )
+        with self.holder.reading() as shard:
+            fused = shard.query(request)
         hits = []
-        for p in self.shard.query(request):
+        for p in fused:
             vectors = _vectors(p.vector)
             hits.append(
                 (p.id, dict(p.payload or {}), p.score, vectors.get(DENSE), vectors.get(SPARSE))
@@ -304,20 +346,29 @@ class EdgeIndex:
 
     def missing_sparse(self) -> int | None:
         flt = edge.Filter(must_not=[edge.HasVectorCondition(SPARSE)])
-        return self.shard.count(edge.CountRequest(exact=True, filter=flt))
+        with self.holder.reading() as shard:
+            return shard.count(edge.CountRequest(exact=True, filter=flt))
 
     def count(self) -> int:
-        return self.shard.count(edge.CountRequest(exact=True))
+        with self.holder.reading() as shard:
+            return shard.count(edge.CountRequest(exact=True))
 
     def build(self) -> None:
-        """Build the HNSW index of a shard of `BUILD_THRESHOLD` points or more (it holds the
-        GIL for seconds: call it off the request path); smaller shards stay brute force."""
+        """Build the HNSW index of a shard of `BUILD_THRESHOLD` points or more, in this process
+        (it holds the GIL throughout: minutes at 100,000 points; `ingest run` calls it at its
+        end); smaller shards stay brute force."""
         if self.count() >= BUILD_THRESHOLD:
-            self.shard.optimize()
+            with self.holder.write_lock, self.holder.read_lock:
+                self.holder.shard.optimize()
+
+    def build_aside(self) -> None:
+        """Start a build in a child process when one is due, swap a finished one in; returns
+        at once otherwise (`ingest serve`'s runner calls it every round: `edge_build`)."""
+        edge_build.step(self.holder, _load)
 
     def close(self) -> None:
-        if self._shard is not None:
-            self._shard = None
+        if self._holder is not None:
+            self._holder = None
             _release(self.folder)
         if self._owns_root:
             shutil.rmtree(self.root, ignore_errors=True)

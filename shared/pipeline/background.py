@@ -8,11 +8,11 @@ Celery tasks), purges deleted documents (the `ingest.delete` step), runs the rea
 every `REAPER_INTERVAL_SECONDS` (the functions Celery beat's `ingest.reap` calls). Then it
 waits for the next wake-up, or `SERVE_POLL_SECONDS`.
 
-It never builds the embedded index's HNSW structure: Qdrant Edge holds the GIL for the whole
-build (96 s at 20,000 points here, 11 minutes at 100,000), and every request of this process
-would wait that long. Searches here run brute force over what is not built yet (33 / 56 ms
-dense / hybrid at 20,000 points); `ingest run` builds at its end, when it is the only user of
-the folder (docs/benchmarks.md, "Issue 30").
+At the end of every round it calls the index's `build_aside()`: on the embedded store that
+starts the HNSW build in a child process when one is due (10,000 points, then every 5,000 new
+ones) and swaps a finished one in. Never `build()` here: Qdrant Edge holds the GIL for the
+whole build (96 s at 20,000 points, 11 minutes at 100,000), and every request of this process
+would wait that long (`shared.adapters.edge_build`; docs/benchmarks.md, "Issue 30").
 
 One thread does all of it, so one client touches the embedded index at a time (the API's
 searches aside), and nothing runs twice. `stop()` (the app's shutdown, SIGTERM) lets the step
@@ -33,7 +33,8 @@ from shared.models import utcnow
 from shared.pipeline.in_process import OWNER, give_back_leases, run_local
 from shared.pipeline.reaper import reap
 from shared.pipeline.steps import delete_document
-from shared.settings import Settings
+from shared.pipeline.wiring import embedder, index_for
+from shared.settings import Settings, get_settings
 
 log = get_logger(__name__)
 
@@ -104,3 +105,6 @@ class Runner:
         if waiting and not self._stop.is_set():
             log.info("processing versions waiting", versions=len(waiting))
             run_local(waiting, stop=self._stop)
+        if not self._stop.is_set():
+            settings = get_settings()  # the steps' own: one cached index and embedder
+            index_for(settings, embedder(settings)).build_aside()

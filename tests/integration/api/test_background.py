@@ -6,6 +6,7 @@ versions), reingest and deletes."""
 from __future__ import annotations
 
 import io
+import time
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -16,8 +17,9 @@ from fastapi.testclient import TestClient
 
 from api.app import create_app
 from shared import migrate
+from shared.adapters import edge_build
 from shared.adapters.index import Point
-from shared.adapters.qdrant_edge import BUILD_THRESHOLD, EdgeIndex
+from shared.adapters.qdrant_edge import EdgeIndex
 from shared.pipeline import wiring
 from shared.settings import get_settings
 from tests.support.api import EDITOR_KEY, WEBHOOK_SECRET, cms_event, post_event, use_settings
@@ -115,23 +117,44 @@ def test_a_cms_publish_and_unpublish_are_done_in_the_background(http: TestClient
     )
 
 
-def test_the_runner_never_builds_the_index_in_the_serving_process(http: TestClient) -> None:
+def test_the_runner_builds_the_index_in_a_child_process_while_requests_are_answered(
+    embedded_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Qdrant Edge holds the GIL for a whole HNSW build (minutes at 100,000 points): the
-    runner of `ingest serve` must not start one, or every request would wait for it."""
+    runner of `ingest serve` builds in a child process on a copy and swaps it in, and this
+    process answers searches all the while."""
+    monkeypatch.setattr(edge_build, "BUILD_THRESHOLD", 2_000)  # production: 10,000
+    monkeypatch.setattr(edge_build, "REBUILD_STEP", 500)  # production: 5,000
+    use_settings(monkeypatch, API_KEYS=f"editors:{EDITOR_KEY}", SERVE_POLL_SECONDS="0.2")
+    migrate.ensure_embedded_schema()
     settings = get_settings()
     index = wiring.index_for(settings, wiring.embedder(settings))
     assert isinstance(index, EdgeIndex)
     rng = np.random.default_rng(30)
     filler = [
         Point(uuid.uuid4(), rng.normal(size=index.dimensions).tolist(), {"document_id": "x"})
-        for _ in range(BUILD_THRESHOLD)
+        for _ in range(2_000)
     ]
-    index.upsert(filler)  # past the threshold at which `build()` would build
-    response = http.post("/v1/documents", files={"file": ("heup.md", io.BytesIO(PAGE))})
-    assert response.status_code == 202, response.text
-    answer = response.json()["documents"][0]
-    assert wait_done(http, answer["document_id"], answer["version_id"])["status"] == "indexed"
-    assert index.count() == BUILD_THRESHOLD + 1
-    # Built, the dense vectors of all 10,001 points would count; unbuilt, only the page's
-    # sparse vector (sparse vectors are always indexed): searched brute force.
-    assert index.shard.info().indexed_vectors_count < BUILD_THRESHOLD
+    index.upsert(filler)
+    with TestClient(
+        create_app(settings), headers={"Authorization": f"Bearer {EDITOR_KEY}"}
+    ) as http:
+        response = http.post("/v1/documents", files={"file": ("heup.md", io.BytesIO(PAGE))})
+        assert response.status_code == 202, response.text
+        answer = response.json()["documents"][0]
+        assert wait_done(http, answer["document_id"], answer["version_id"])["status"] == "indexed"
+        wait_for(lambda: index.holder.build is not None, timeout=30, what="a build to start")
+        answered_during_build, deadline = 0, time.monotonic() + 240
+        while index.holder.build is not None and time.monotonic() < deadline:
+            assert hits(http, "heupoperatie fysiotherapeut"), "a search during the build"
+            answered_during_build += 1
+            time.sleep(0.1)  # pacing the searches (the child builds at a lower priority)
+
+        def built() -> bool:
+            with index.holder.reading() as shard:  # not during the swap
+                return edge_build.unbuilt(shard) < 100
+
+        wait_for(built, timeout=60, what="the swapped index")
+        assert answered_during_build > 0
+        assert index.count() == 2_001
+        assert hits(http, "heupoperatie fysiotherapeut")[0]["document_id"] == answer["document_id"]
