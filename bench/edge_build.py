@@ -6,7 +6,12 @@ hybrid, filtered; median of `--queries`), then `optimize()` (the HNSW build) whi
 thread ticks every millisecond: the longest gap between its ticks is how long the build froze
 the other threads (Edge holds the GIL), then the same searches on the built index.
 
-    uv run python bench/edge_build.py [--sizes 2000,6000,20000] [--queries 50]
+`--aside`: the build as `ingest serve` does it instead (`shared.adapters.edge_build`): the
+snapshot (flush and copy of the folder), the child process's build, the swap (the writes made
+meanwhile replayed), each timed, while a second thread searches (hybrid) in a loop: its
+longest search and its p50 / p99 during all of it are what a request of the server would see.
+
+    uv run python bench/edge_build.py [--sizes 2000,6000,20000] [--queries 50] [--aside]
 """
 
 from __future__ import annotations
@@ -26,8 +31,9 @@ from qdrant_client import models as qm
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from shared.adapters import edge_build  # noqa: E402
 from shared.adapters.index import Point  # noqa: E402
-from shared.adapters.qdrant_edge import EdgeIndex  # noqa: E402
+from shared.adapters.qdrant_edge import EdgeIndex, _load  # noqa: E402
 from shared.retrieval.filters import SearchFilters  # noqa: E402
 
 DIMENSIONS = 1536
@@ -105,11 +111,86 @@ def frozen_build(index: EdgeIndex) -> tuple[float, float]:
     return took, max(gaps)
 
 
+def aside_build(index: EdgeIndex, queries: int) -> dict[str, float]:
+    """The child-process build with a searching thread: phases' seconds, search latencies."""
+    rng = np.random.default_rng(7)
+    asked = [rng.standard_normal(DIMENSIONS).tolist() for _ in range(queries)]
+    terms = qm.SparseVector(indices=rng.integers(0, 50_000, 8).tolist(), values=[1.0] * 8)
+    stop = threading.Event()
+    latencies: list[float] = []
+
+    def search() -> None:
+        q = 0
+        while not stop.is_set():
+            start = time.perf_counter()
+            index.candidates(asked[q % queries], terms, 50, None, ["document_id", "text"])
+            latencies.append((time.perf_counter() - start) * 1000)
+            q += 1
+            time.sleep(0.005)  # a request every few ms, as a busy site's would come
+
+    searcher = threading.Thread(target=search)
+    searcher.start()
+    figures: dict[str, float] = {}
+    try:
+        edge_build.BUILD_THRESHOLD, edge_build.REBUILD_STEP = 0, 0  # due now, whatever the size
+        start = time.perf_counter()
+        edge_build.start(index.holder)
+        figures["snapshot s"] = time.perf_counter() - start
+        build = index.holder.build
+        assert build is not None
+        index.upsert(points(200, seed=1))  # written during the build: replayed at the swap
+        start = time.perf_counter()
+        while build.exit_code() is None:
+            time.sleep(0.2)
+        figures["child build s"] = time.perf_counter() - start
+        assert build.exit_code() == 0
+        start = time.perf_counter()
+        edge_build.swap(index.holder, _load)
+        figures["swap s"] = time.perf_counter() - start
+    finally:
+        stop.set()
+        searcher.join()
+    figures["searches"] = len(latencies)
+    figures["search p50 ms"] = statistics.median(latencies)
+    figures["search p99 ms"] = float(np.percentile(latencies, 99))
+    figures["longest search ms"] = max(latencies)
+    with index.holder.reading() as shard:
+        figures["brute force after"] = edge_build.unbuilt(shard)
+    return figures
+
+
+def main_aside(sizes: list[int], queries: int) -> None:
+    print(
+        "| points | snapshot s | child build s | swap s | searches | search p50 / p99 ms "
+        "| longest search ms | HNSW dense / hybrid / filtered ms after |"
+    )
+    print("|---:|---:|---:|---:|---:|---|---:|---|")
+    for size in sizes:
+        index = EdgeIndex.temporary("bench", DIMENSIONS)
+        try:
+            index.upsert(points(size))
+            f = aside_build(index, queries)
+            after = " / ".join(f"{v:.1f}" for v in searches(index, queries).values())
+            print(
+                f"| {size:,} | {f['snapshot s']:.2f} | {f['child build s']:.1f} "
+                f"| {f['swap s']:.2f} | {f['searches']:,.0f} "
+                f"| {f['search p50 ms']:.1f} / {f['search p99 ms']:.1f} "
+                f"| {f['longest search ms']:.0f} | {after} |",
+                flush=True,
+            )
+        finally:
+            index.close()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", default="2000,6000,20000")
     parser.add_argument("--queries", type=int, default=50)
+    parser.add_argument("--aside", action="store_true", help="the build as `ingest serve` does")
     args = parser.parse_args()
+    if args.aside:
+        main_aside([int(s) for s in args.sizes.split(",")], args.queries)
+        return
     print(
         "| points | brute force dense / hybrid / filtered ms | build s | longest freeze s "
         "| HNSW dense / hybrid / filtered ms |"
