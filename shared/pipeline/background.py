@@ -70,7 +70,7 @@ class Runner:
         if not ended:
             log.warning("the runner's step did not finish in time; its versions are given back")
         try:
-            give_back_leases()
+            give_back_leases(count_attempts=False)  # a clean stop: no attempt used up
         except Exception as exc:  # a database gone at shutdown: the next start gives them back
             log.warning("could not give back the runner's leases", error=repr(exc))
         return ended

@@ -22,7 +22,7 @@ from shared import repository as repo
 from shared.db import transaction
 from shared.log import get_logger
 from shared.pipeline.convert import Ocr
-from shared.pipeline.failures import give_up
+from shared.pipeline.failures import fail_version, give_up
 from shared.pipeline.steps import (
     Outcome,
     chunk_versions,
@@ -154,13 +154,27 @@ def run_local(
         embedding.join()
 
 
-def give_back_leases() -> None:
+def give_back_leases(count_attempts: bool = True) -> None:
     """Every `ingest run` (and `ingest serve`'s runner) holds its leases as `OWNER`, one run
     at a time (local Qdrant locks its folder to one process; two runs would share one owner
     anyway), so leases `OWNER` still holds when a run starts are a killed run's, or the ones
     a stopped run left (`stop`). Given back, or a version superseded by
     this run's registration would keep its document's new version waiting in `upserting`
-    until that lease ran out (finalize waits for other versions still held)."""
+    until that lease ran out (finalize waits for other versions still held).
+
+    A lease left behind means the process died (or a round failed) working on that version:
+    one attempt (`count_attempts`; not for a clean stop), and a version that used up
+    `MAX_ATTEMPTS` ends `failed` (`stuck`, as the reaper ends it on Celery) instead of taking
+    the process down again at every start."""
+    settings = get_settings()
     with transaction() as session:
-        if released := repo.release_owner(session, OWNER):
-            log.info("gave back the leases an earlier run left", versions=released)
+        released = repo.release_owner(session, OWNER, count_attempt=count_attempts)
+    if released:
+        log.info("gave back the leases an earlier run left", versions=len(released))
+    for version_id, stage, attempts in released:
+        if count_attempts and attempts >= settings.max_attempts:
+            message = (
+                f"Processing stopped in the {stage} stage {attempts} times without finishing. "
+                "An operator should check the logs; re-ingest the document to try again."
+            )
+            fail_version(version_id, code="stuck", message=message, retryable=True, actor=OWNER)

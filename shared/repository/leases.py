@@ -276,14 +276,21 @@ def release(session: Session, owner: str, version_ids: Sequence[uuid.UUID]) -> N
         )
 
 
-def release_owner(session: Session, owner: str) -> int:
-    """Give back every lease `owner` still holds (a run that was killed left them); how many."""
-    result = session.execute(
+def release_owner(
+    session: Session, owner: str, *, count_attempt: bool = False
+) -> list[tuple[uuid.UUID, str, int]]:
+    """Give back every lease `owner` still holds: the versions, their stage and attempts. With
+    `count_attempt` each counts one attempt more (a process died working on them)."""
+    values: dict[str, Any] = {"lease_owner": None, "lease_expires_at": None}
+    if count_attempt:
+        values["attempts"] = VERSIONS.c.attempts + 1
+    rows = session.execute(
         sa.update(VERSIONS)
         .where(VERSIONS.c.lease_owner == owner)
-        .values(lease_owner=None, lease_expires_at=None)
+        .values(**values)
+        .returning(VERSIONS.c.id, VERSIONS.c.status, VERSIONS.c.attempts)
     )
-    return int(cast("sa.CursorResult[Any]", result).rowcount)
+    return [(row.id, row.status, row.attempts) for row in rows]
 
 
 def heartbeat(

@@ -174,9 +174,23 @@ def test_release_owner_gives_back_what_a_killed_run_left(pg: str) -> None:
     with transaction() as session:
         repo.claim(session, Status.CONVERTING, "cli", LEASE, [a, b])
         repo.claim(session, Status.CONVERTING, "other", LEASE, [c])
+    claimed = row(a).attempts
     with transaction() as session:
-        assert repo.release_owner(session, "cli") == 2
+        released = repo.release_owner(session, "cli")
+    assert {version for version, _, _ in released} == {a, b}
     assert row(a).lease_owner is None and row(c).lease_owner == "other"
+    assert row(a).attempts == claimed
+
+
+def test_release_owner_can_count_the_attempt_the_dead_process_used(pg: str) -> None:
+    (a,) = register("a")
+    put(
+        a, status=Status.EMBEDDING, lease_owner="cli", lease_expires_at=utcnow() + LEASE, attempts=2
+    )
+    with transaction() as session:
+        released = repo.release_owner(session, "cli", count_attempt=True)
+    assert released == [(a, "embedding", 3)]
+    assert row(a).attempts == 3 and row(a).lease_owner is None
 
 
 def test_held_elsewhere_names_versions_whose_document_has_another_live_holder(pg: str) -> None:
