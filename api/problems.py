@@ -170,6 +170,27 @@ def store_unavailable(request: Request, error: StoreError) -> ProblemResponse:
     )
 
 
+def embedding_unavailable(request: Request, error: IngestError) -> ProblemResponse:
+    """The 503 for a question that could not be embedded (the embeddings API down, out of
+    quota, the tokeniser's vocabulary missing): its `code`, a plain message, Retry-After."""
+    log.warning(
+        "embedding unavailable on %s %s: [%s] %s",
+        request.method,
+        request.url.path,
+        error.code,
+        error.message,
+    )
+    return problem(
+        request,
+        503,
+        "The question could not be turned into a search vector right now (the embedding "
+        "service did not answer). Nothing was lost; try again shortly.",
+        title="Embedding unavailable",
+        headers={"Retry-After": STORE_RETRY_AFTER},
+        code=error.code,
+    )
+
+
 def _unexpected_error(request: Request) -> ProblemResponse:
     log.exception("unhandled error on %s %s", request.method, request.url.path)
     return problem(request, 500, "An unexpected error occurred; it has been logged.")
@@ -233,7 +254,11 @@ def install(app: FastAPI) -> None:
     @app.exception_handler(httpx.TransportError)
     async def _store(request: Request, exc: Exception) -> ProblemResponse:
         error = store_failure(exc)
-        return _unexpected_error(request) if error is None else store_unavailable(request, error)
+        if error is not None:
+            return store_unavailable(request, error)
+        if isinstance(exc, IngestError):  # a search's question could not be embedded
+            return embedding_unavailable(request, exc)
+        return _unexpected_error(request)
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> ProblemResponse:

@@ -295,6 +295,9 @@ const I18n = (() => {
         + "probeer het over een paar seconden opnieuw.",
       "problem.qdrant_locked": "De zoekindex is nu niet bereikbaar: een ander programma houdt "
         + "hem bezet. Probeer het later opnieuw; blijft het zo, vraag dan het supportteam.",
+      "problem.embedding_unavailable": "De vraag kon nu niet worden verwerkt: de rekendienst "
+        + "voor de zoekindex antwoordt niet. Probeer het zo opnieuw; blijft het zo, vraag dan "
+        + "het supportteam.",
       "problem.0": "Geen antwoord van de server: controleer uw verbinding en probeer het opnieuw.",
       "problem.error": "Fout",
       "problem.403NoScope": "Deze sleutel mag dit niet (403). Vraag de beheerders om een sleutel "
@@ -702,6 +705,9 @@ const I18n = (() => {
         + "lost; try again in a few seconds.",
       "problem.qdrant_locked": "The search index cannot be reached right now: another process "
         + "holds it. Try again later; if it stays so, ask the support team.",
+      "problem.embedding_unavailable": "The question could not be processed right now: the "
+        + "embedding service does not answer. Try again shortly; if it stays so, ask the "
+        + "support team.",
       "problem.0": "No answer from the server: check your connection and try again.",
       "problem.error": "Error",
 

@@ -1,6 +1,7 @@
-"""The vector index out of reach in a route: a 503 problem document with its `code`, a plain
-message and Retry-After, never a 500 with a traceback. Real failures: a Qdrant server on a
-closed loopback port, and a local index folder held by another process."""
+"""The vector index (or the embeddings API a search needs) out of reach in a route: a 503
+problem document with its `code`, a plain message and Retry-After, never a 500 with a
+traceback. Real failures: a Qdrant server on a closed loopback port, a local index folder held
+by another process, an embeddings API on a closed loopback port."""
 
 from __future__ import annotations
 
@@ -73,4 +74,22 @@ def test_a_local_folder_held_by_another_process_is_a_503_problem(
     problem = assert_problem(response, 503)
     assert problem["code"] == "qdrant_locked"
     assert "held by another process" in problem["detail"]
+    assert response.headers["Retry-After"] == "10"  # type: ignore[attr-defined]
+
+
+def test_an_embeddings_api_out_of_reach_is_a_503_problem_for_a_search(
+    api_settings: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings = use_settings(
+        monkeypatch,
+        QDRANT_PATH=str(tmp_path / "qdrant"),
+        EMBEDDING_PROVIDER="openai",
+        OPENAI_API_KEY="sk-test-not-used",
+        OPENAI_BASE_URL="http://127.0.0.1:1/v1",  # nothing listens on port 1 of loopback
+        EMBEDDING_MAX_RETRIES="0",
+    )
+    response = search(settings)
+    problem = assert_problem(response, 503)
+    assert problem["code"] == "embedding_unavailable"
+    assert "Nothing was lost" in problem["detail"] and "Traceback" not in response.text  # type: ignore[attr-defined]
     assert response.headers["Retry-After"] == "10"  # type: ignore[attr-defined]
