@@ -30,13 +30,16 @@ from shared import repository as repo
 from shared.db import transaction
 from shared.log import get_logger
 from shared.models import utcnow
-from shared.pipeline.in_process import OWNER, give_back_leases, run_local
+from shared.pipeline.in_process import give_back_leases, run_local
 from shared.pipeline.reaper import reap
 from shared.pipeline.steps import delete_document
 from shared.pipeline.wiring import embedder, index_for
 from shared.settings import Settings, get_settings
 
 log = get_logger(__name__)
+#: The runner's lease owner: not `ingest run`'s (`in_process.OWNER`), so a run beside the
+#: server on one database (a Qdrant server, Postgres) keeps its versions to itself.
+OWNER = "serve"
 
 
 class Runner:
@@ -70,7 +73,7 @@ class Runner:
         if not ended:
             log.warning("the runner's step did not finish in time; its versions are given back")
         try:
-            give_back_leases(count_attempts=False)  # a clean stop: no attempt used up
+            give_back_leases(count_attempts=False, owner=OWNER)  # a clean stop: no attempt
         except Exception as exc:  # a database gone at shutdown: the next start gives them back
             log.warning("could not give back the runner's leases", error=repr(exc))
         return ended
@@ -94,7 +97,7 @@ class Runner:
                 self._settings,
                 enqueue_relabel=self.wake,
             )
-        give_back_leases()  # a killed process's, or what a failed round left
+        give_back_leases(owner=OWNER)  # a killed process's, or what a failed round left
         with transaction() as session:
             deletes = repo.unpurged_documents(session, utcnow())
             waiting = repo.waiting_for_work(session)
@@ -104,7 +107,7 @@ class Runner:
             delete_document(document_id, actor=OWNER)  # a busy one waits for the next round
         if waiting and not self._stop.is_set():
             log.info("processing versions waiting", versions=len(waiting))
-            run_local(waiting, stop=self._stop)
+            run_local(waiting, stop=self._stop, owner=OWNER)
         if not self._stop.is_set():
             settings = get_settings()  # the steps' own: one cached index and embedder
             index_for(settings, embedder(settings)).build_aside()

@@ -35,6 +35,8 @@ from shared.pipeline.steps import (
 from shared.settings import Settings, get_settings
 
 log = get_logger(__name__)
+#: The lease owner of `ingest run`; `ingest serve`'s runner has its own (`background`), so
+#: one never gives back or takes over the other's versions when both use one database.
 OWNER = "cli"
 #: Pages converted and chunked together: two transactions and a few statements per group
 #: instead of two transactions and ten statements per page. Small enough that the embedding
@@ -71,11 +73,11 @@ class _Ready:
             return taken
 
 
-def _settled(outcome: Outcome) -> list[uuid.UUID]:
+def _settled(outcome: Outcome, owner: str) -> list[uuid.UUID]:
     """What goes on from a step; what met an error ends `failed` (retryable), what another
     live holder has is left to it (the summary counts it as not finished)."""
     if outcome.retry and outcome.error is not None:
-        give_up(outcome.retry, outcome.error, OWNER, HINT)
+        give_up(outcome.retry, outcome.error, owner, HINT)
     if outcome.busy:
         log.warning(
             "versions wait for another holder",
@@ -84,28 +86,31 @@ def _settled(outcome: Outcome) -> list[uuid.UUID]:
     return outcome.go_on
 
 
-def _embed_upsert_finalize(ready: _Ready, settings: Settings, stop: threading.Event) -> None:
+def _embed_upsert_finalize(
+    ready: _Ready, settings: Settings, stop: threading.Event, owner: str
+) -> None:
     while (batch := ready.take()) is not None and not stop.is_set():
         try:
             ids = _settled(
-                embed_versions(batch, OWNER, settings, take_waiting=False, handover_from=OWNER)
+                embed_versions(batch, owner, settings, take_waiting=False, handover_from=owner),
+                owner,
             )
-            ids = _settled(upsert_versions(ids, OWNER, settings, handover_from=OWNER))
-            _settled(finalize_versions(ids, OWNER, settings, handover_from=OWNER))
+            ids = _settled(upsert_versions(ids, owner, settings, handover_from=owner), owner)
+            _settled(finalize_versions(ids, owner, settings, handover_from=owner), owner)
         except Exception as exc:  # one batch's failure must not stop the others
             log.warning("a batch could not be indexed", error=repr(exc))
-            give_up(batch, exc, OWNER, HINT)
+            give_up(batch, exc, owner, HINT)
 
 
-def _convert_and_chunk(group: list[uuid.UUID], settings: Settings) -> list[uuid.UUID]:
+def _convert_and_chunk(group: list[uuid.UUID], settings: Settings, owner: str) -> list[uuid.UUID]:
     """Convert and chunk the group (each version's two moves in one transaction for all); a
     version an earlier run left converted only is chunked now. The ids ready to embed."""
-    outcome = convert_versions(group, OWNER, settings, ocr=Ocr.RUN, then_chunk=True)
-    ready = _settled(outcome)
+    outcome = convert_versions(group, owner, settings, ocr=Ocr.RUN, then_chunk=True)
+    ready = _settled(outcome, owner)
     leftover = [v for v in ready if v not in outcome.done]
     if leftover:  # past convert already: chunked here unless past chunking too
         ready = [v for v in ready if v in outcome.done]
-        ready += _settled(chunk_versions(leftover, OWNER, settings, handover_from=OWNER))
+        ready += _settled(chunk_versions(leftover, owner, settings, handover_from=owner), owner)
     return ready
 
 
@@ -113,24 +118,25 @@ def run_local(
     version_ids: Sequence[uuid.UUID],
     progress: Callable[[uuid.UUID], None] = lambda _: None,
     stop: threading.Event | None = None,
+    owner: str = OWNER,
 ) -> None:
     """Take the versions through the pipeline here; returns when all have left it, or soon
     after `stop` is set (`ingest serve` shutting down): the group and the batch in flight
-    finish their step, the rest is left where it stands, its leases still `OWNER`'s (the
+    finish their step, the rest is left where it stands, its leases still `owner`'s (the
     caller gives them back)."""
     stop = stop or threading.Event()
     settings = get_settings()
-    give_back_leases()
+    give_back_leases(owner=owner)
     with transaction() as session:
         relabels = repo.metadata_versions_among(session, version_ids)
     if relabels:  # fields only: their points' payloads, before the embedding thread opens Qdrant
-        _settled(relabel_versions(sorted(relabels), OWNER, settings))
+        _settled(relabel_versions(sorted(relabels), owner, settings), owner)
         for version_id in relabels:
             progress(version_id)
         version_ids = [v for v in version_ids if v not in relabels]
     ready = _Ready()
     embedding = threading.Thread(
-        target=_embed_upsert_finalize, args=(ready, settings, stop), name="embedding"
+        target=_embed_upsert_finalize, args=(ready, settings, stop, owner), name="embedding"
     )
     embedding.start()
     try:
@@ -139,14 +145,14 @@ def run_local(
                 break
             group = list(version_ids[start : start + GROUP])
             try:
-                ready.add(_convert_and_chunk(group, settings))
+                ready.add(_convert_and_chunk(group, settings, owner))
             except Exception as exc:  # the group's own transactions failed: page by page
                 log.warning("a group could not be converted together", error=repr(exc))
                 for version_id in group:
                     try:
-                        ready.add(_convert_and_chunk([version_id], settings))
+                        ready.add(_convert_and_chunk([version_id], settings, owner))
                     except Exception as alone:
-                        give_up([version_id], alone, OWNER, HINT)
+                        give_up([version_id], alone, owner, HINT)
             for version_id in group:
                 progress(version_id)
     finally:
@@ -154,11 +160,11 @@ def run_local(
         embedding.join()
 
 
-def give_back_leases(count_attempts: bool = True) -> None:
-    """Every `ingest run` (and `ingest serve`'s runner) holds its leases as `OWNER`, one run
-    at a time (local Qdrant locks its folder to one process; two runs would share one owner
-    anyway), so leases `OWNER` still holds when a run starts are a killed run's, or the ones
-    a stopped run left (`stop`). Given back, or a version superseded by
+def give_back_leases(count_attempts: bool = True, owner: str = OWNER) -> None:
+    """Every `ingest run` holds its leases as `OWNER` (`ingest serve`'s runner as its own
+    owner), one run at a time (the embedded index locks its folder to one process), so leases
+    `owner` still holds when a run starts are a killed run's, or the ones a stopped run left
+    (`stop`). Given back, or a version superseded by
     this run's registration would keep its document's new version waiting in `upserting`
     until that lease ran out (finalize waits for other versions still held).
 
@@ -168,7 +174,7 @@ def give_back_leases(count_attempts: bool = True) -> None:
     the process down again at every start."""
     settings = get_settings()
     with transaction() as session:
-        released = repo.release_owner(session, OWNER, count_attempt=count_attempts)
+        released = repo.release_owner(session, owner, count_attempt=count_attempts)
     if released:
         log.info("gave back the leases an earlier run left", versions=len(released))
     for version_id, stage, attempts in released:
@@ -177,4 +183,4 @@ def give_back_leases(count_attempts: bool = True) -> None:
                 f"Processing stopped in the {stage} stage {attempts} times without finishing. "
                 "An operator should check the logs; re-ingest the document to try again."
             )
-            fail_version(version_id, code="stuck", message=message, retryable=True, actor=OWNER)
+            fail_version(version_id, code="stuck", message=message, retryable=True, actor=owner)

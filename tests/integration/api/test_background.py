@@ -9,6 +9,7 @@ import io
 import time
 import uuid
 from collections.abc import Iterator
+from datetime import timedelta
 from typing import Any
 
 import numpy as np
@@ -17,12 +18,18 @@ from fastapi.testclient import TestClient
 
 from api.app import create_app
 from shared import migrate
+from shared import repository as repo
 from shared.adapters import edge_build
 from shared.adapters.index import Point
 from shared.adapters.qdrant_edge import EdgeIndex
-from shared.pipeline import wiring
+from shared.db import transaction
+from shared.models import DocumentVersion
+from shared.pipeline import in_process, wiring
+from shared.pipeline.background import Runner
 from shared.settings import get_settings
+from shared.states import Status
 from tests.support.api import EDITOR_KEY, WEBHOOK_SECRET, cms_event, post_event, use_settings
+from tests.support.versions import new_version
 from tests.support.workers import wait_for
 
 PAGE = (
@@ -158,3 +165,27 @@ def test_the_runner_builds_the_index_in_a_child_process_while_requests_are_answe
         assert answered_during_build > 0
         assert index.count() == 2_001
         assert hits(http, "heupoperatie fysiotherapeut")[0]["document_id"] == answer["document_id"]
+
+
+def test_the_runner_leaves_the_versions_an_ingest_run_holds_alone(
+    embedded_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`ingest run` beside `ingest serve` on one database (possible with a Qdrant server):
+    the runner neither gives back nor takes up a version the run holds."""
+    use_settings(monkeypatch, SERVE_POLL_SECONDS="600")
+    migrate.ensure_embedded_schema()
+    with transaction() as session:
+        new = new_version(PAGE, "held-by-run")
+        held = repo.register_version(session, new).version_id
+        repo.claim(session, Status.CONVERTING, in_process.OWNER, timedelta(minutes=5), [held])
+    with transaction() as session:
+        claimed = session.get(DocumentVersion, held)
+        assert claimed is not None
+        before = (claimed.status, claimed.lease_owner, claimed.attempts)
+
+    Runner(get_settings()).round()
+
+    with transaction() as session:
+        after = session.get(DocumentVersion, held)
+        assert after is not None
+        assert (after.status, after.lease_owner, after.attempts) == before

@@ -85,7 +85,7 @@ def test_a_sigterm_while_a_version_is_embedded_leaves_nothing_stuck(
                 database,
                 "SELECT status, lease_owner FROM document_versions WHERE lease_owner IS NOT NULL",
             )
-            assert [tuple(r) for r in in_flight] == [("embedding", "cli")]
+            assert [tuple(r) for r in in_flight] == [("embedding", "serve")]
             second = server.upload("bezoek.md", THIRD)
             assert server.terminate() == 0, server.output()[-3000:]
         assert held_or_stuck(database) == []
