@@ -90,6 +90,19 @@ class Settings(BaseSettings):
     embedding_requests_per_minute: int = Field(default=3_000, ge=1)
     embedding_max_retries: int = Field(default=8, ge=0)
     embedding_timeout_seconds: float = 60.0
+    search_embed_retries: int = Field(
+        default=2,
+        ge=0,
+        description="A search's question: retries of its embedding request before the search "
+        "answers 503 (the stages retry EMBEDDING_MAX_RETRIES times with backoff: a person does "
+        "not wait that long).",
+    )
+    search_embed_timeout_seconds: float = Field(
+        default=10.0,
+        gt=0,
+        description="A search's question: how long one embedding request may take, and the "
+        "longest wait between its retries.",
+    )
     embedding_concurrent_requests: int = Field(
         default=4,
         ge=1,

@@ -112,6 +112,8 @@ class OpenAIEmbedder:
         backoff_base_seconds: float = 0.5,
         backoff_max_seconds: float = 30.0,
         max_wait_seconds: float = 120.0,
+        query_retries: int = 2,
+        query_timeout_seconds: float = 10.0,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         if not api_key and not base_url:
@@ -130,6 +132,8 @@ class OpenAIEmbedder:
         self._backoff_base = backoff_base_seconds
         self._backoff_max = backoff_max_seconds
         self._max_wait = max_wait_seconds
+        self.query_retries = query_retries
+        self.query_timeout = query_timeout_seconds
         self._sleep = sleep
         self._client = openai.OpenAI(
             api_key=api_key or "no-key",
@@ -142,7 +146,15 @@ class OpenAIEmbedder:
             dimensions if model.startswith("text-embedding-3") else openai.omit
         )
 
-    def embed(self, inputs: list[str]) -> EmbedResult:
+    def embed_query(self, inputs: list[str]) -> EmbedResult:
+        """A search's question: a person waits for the answer, so at most `query_retries`
+        retries, each request `query_timeout_seconds` and no wait longer than that, instead of
+        the stages' patience (`max_retries` with backoff: ~90 s before giving up)."""
+        return self.embed(inputs, retries=self.query_retries, timeout=self.query_timeout)
+
+    def embed(
+        self, inputs: list[str], *, retries: int | None = None, timeout: float | None = None
+    ) -> EmbedResult:
         """Vectors for `inputs` in order. A text that occurs twice is sent (and paid) once."""
         if not inputs:
             return EmbedResult(vectors=[], tokens=0, requests=0)
@@ -156,20 +168,24 @@ class OpenAIEmbedder:
         tokens = requests = 0
         for batch in pack_batches(counts, self.batch_size, self.max_request_tokens):
             texts = [unique[i] for i in batch]
-            vectors, used, sent = self._send(texts, sum(counts[i] for i in batch))
+            vectors, used, sent = self._send(texts, sum(counts[i] for i in batch), retries, timeout)
             vector_of.update(zip(texts, vectors, strict=True))
             tokens += used
             requests += sent
         return EmbedResult(vectors=[vector_of[t] for t in inputs], tokens=tokens, requests=requests)
 
-    def _send(self, texts: Sequence[str], tokens: int) -> tuple[list[list[float]], int, int]:
+    def _send(
+        self, texts: Sequence[str], tokens: int, retries: int | None, timeout: float | None
+    ) -> tuple[list[list[float]], int, int]:
         """One request with retries: (vectors, tokens billed, requests sent)."""
+        retries = self.max_retries if retries is None else retries
+        client = self._client if timeout is None else self._client.with_options(timeout=timeout)
         failure = ""
         failures = waits = 0  # errors against max_retries; rate-limit answers waited out
         while True:
             self._limiter.acquire(tokens, 1)
             try:
-                raw = self._client.embeddings.with_raw_response.create(
+                raw = client.embeddings.with_raw_response.create(
                     input=list(texts),
                     model=self.model,
                     encoding_format="base64",  # 4 bytes a float instead of ~20 in JSON
@@ -202,13 +218,13 @@ class OpenAIEmbedder:
                 EMBEDDING_REQUESTS.labels(self.model, "ok").inc()
                 EMBEDDING_TOKENS.labels(self.model).inc(used)
                 return vectors, used, failures + waits + 1
-            if reason == "rate_limited" and waits < RATE_LIMITED_WAITS * self.max_retries:
+            if reason == "rate_limited" and waits < RATE_LIMITED_WAITS * retries:
                 waits += 1
-                delay = self._delay(waits - 1, wait)
+                delay = self._delay(waits - 1, wait, timeout)
                 logger.warning("Embedding request rate limited (%s); waiting %.2fs", failure, delay)
-            elif failures < self.max_retries:
+            elif failures < retries:
                 failures += 1
-                delay = self._delay(failures - 1, wait)
+                delay = self._delay(failures - 1, wait, timeout)
                 logger.warning(
                     "Embedding request failed (%s); retry %d of %d in %.2fs",
                     failure,
@@ -228,12 +244,12 @@ class OpenAIEmbedder:
             code="embedding_unavailable",
         )
 
-    def _delay(self, attempt: int, asked: float | None) -> float:
+    def _delay(self, attempt: int, asked: float | None, cap: float | None = None) -> float:
         """Seconds before the next try: what the API asked (plus up to 20% jitter so a fleet
-        does not return at one instant), else exponential backoff with jitter."""
+        does not return at one instant), else exponential backoff with jitter; at most `cap`."""
         if asked is not None:
-            return min(asked * random.uniform(1.0, 1.2), self._max_wait)
-        ceiling = min(self._backoff_max, self._backoff_base * 2**attempt)
+            return min(asked * random.uniform(1.0, 1.2), cap or self._max_wait)
+        ceiling = min(cap or self._backoff_max, self._backoff_base * 2**attempt)
         return random.uniform(ceiling / 2, ceiling)
 
     def _read(self, body: bytes, expected: int, estimate: int) -> tuple[list[list[float]], int]:

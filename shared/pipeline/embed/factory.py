@@ -40,6 +40,8 @@ def make_embedder(settings: Settings, limiter: RateLimiter | None = None) -> Emb
         max_retries=settings.embedding_max_retries,
         timeout_seconds=settings.embedding_timeout_seconds,
         limiter=limiter,
+        query_retries=settings.search_embed_retries,
+        query_timeout_seconds=settings.search_embed_timeout_seconds,
     )
 
 

@@ -218,6 +218,23 @@ def test_exhausted_retries_are_transient_so_the_stage_runs_again_later(fake: Fak
     assert fake.statuses() == [503, 503, 503]
 
 
+def test_a_search_question_gives_up_sooner_than_a_stage(fake: FakeOpenAI) -> None:
+    """A person waits for a search: `query_retries` retries, not the stages' `max_retries`,
+    each request within `query_timeout_seconds`."""
+    embedder = embedder_for(fake, max_retries=8, query_retries=1, query_timeout_seconds=0.3)
+    fake.fail_next(2, status=503)
+    with pytest.raises(TransientError) as caught:
+        embedder.embed_query(["Wanneer is bezoek welkom?"])
+    assert caught.value.code == "embedding_unavailable"
+    assert fake.statuses() == [503, 503]
+    fake.latency = 1.0  # longer than the question's timeout, shorter than the stages'
+    with pytest.raises(TransientError):
+        embedder.embed_query(["Wanneer is bezoek welkom?"])
+    fake.latency = 0.0
+    assert len(embedder.embed_query(["Wanneer is bezoek welkom?"]).vectors) == 1
+    assert len(embedder.embed(["Een passage."]).vectors) == 1
+
+
 def test_timeouts_are_retried(fake: FakeOpenAI) -> None:
     fake.latency = 1.0
     with pytest.raises(TransientError) as caught:
