@@ -155,6 +155,9 @@ def run_local(
                         give_up([version_id], alone, owner, HINT)
             for version_id in group:
                 progress(version_id)
+    except BaseException:  # Ctrl-C: the batch being embedded finishes, nothing more starts
+        stop.set()
+        raise
     finally:
         ready.close()
         embedding.join()

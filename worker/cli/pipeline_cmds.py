@@ -62,7 +62,7 @@ def run(
 
     from shared import documents, migrate
     from shared.log import configure_logging
-    from shared.pipeline.in_process import run_local
+    from shared.pipeline.in_process import give_back_leases, run_local
     from shared.pipeline.wiring import embedder, index_for
     from shared.settings import get_settings
 
@@ -124,6 +124,14 @@ def run(
             run_local(to_run, progress=lambda _: progress.advance(task))
             progress.update(task, description="building the search index")
             index_for(settings, embedder(settings)).build()  # Qdrant Edge: HNSW from 10k points
+    except KeyboardInterrupt:
+        give_back_leases(count_attempts=False)  # stopped on purpose: no attempt used up
+        errors.print(
+            "stopped: what was finished is kept; the same command again goes on where this "
+            "one stopped (unchanged files cost nothing)",
+            highlight=False,
+        )
+        raise typer.Exit(130) from None
     finally:
         configure_logging(settings)  # back to stderr
         log_stream.close()

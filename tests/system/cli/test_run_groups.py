@@ -251,3 +251,55 @@ def test_a_run_does_not_wait_for_the_leases_a_killed_run_left(
         assert current is not None and current.sha256 == documents.sha256(edited)
         assert current.status == Status.INDEXED
         assert session.get(DocumentVersion, left.version_id).status == Status.SUPERSEDED
+
+
+def test_ctrl_c_stops_a_run_cleanly_and_the_next_goes_on(
+    embedded_env: dict[str, str], tmp_path: Path
+) -> None:
+    """Ctrl-C: the batch being embedded finishes, the leases are given back without using up
+    an attempt, exit 130 with one line; the same command again finishes the rest."""
+    files = sorted(CORPUS.rglob("*.md"))
+    database = tmp_path / "ingest.db"
+    with FakeOpenAI(latency=0.3) as fake:
+        env = {
+            **os.environ,
+            **embedded_env,
+            "EMBEDDING_PROVIDER": "openai",
+            "OPENAI_API_KEY": "sk-test",
+            "OPENAI_BASE_URL": fake.base_url,
+            "PYTHONPATH": str(ROOT),
+        }
+        command = [sys.executable, "-m", "worker.cli.main", "run", str(CORPUS)]
+        interrupted = subprocess.Popen(
+            command, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
+
+        def started() -> bool:
+            try:
+                return database.exists() and bool(_statuses(database).get("indexed"))
+            except sqlite3.OperationalError:  # no schema yet
+                return False
+
+        wait_for(started, timeout=120, what="a run under way")
+        interrupted.send_signal(signal.SIGINT)
+        out, err = interrupted.communicate(timeout=120)
+        assert interrupted.returncode == 130, out + err
+        assert b"stopped: what was finished is kept" in err, err
+        assert b"Traceback" not in err
+        with sqlite3.connect(database) as connection:
+            held = connection.execute(
+                "SELECT count(*) FROM document_versions WHERE lease_owner IS NOT NULL "
+                "OR attempts > 1"
+            ).fetchone()[0]
+        assert held == 0
+
+        rerun = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True)
+        assert rerun.returncode == 0, rerun.stdout + rerun.stderr
+    with sqlite3.connect(database) as connection:
+        latest = dict(
+            connection.execute(
+                "SELECT v.status, count(*) FROM documents d JOIN document_versions v "
+                "ON v.id = d.current_version_id GROUP BY v.status"
+            )
+        )
+    assert latest == {"indexed": len(files)}, latest
