@@ -153,28 +153,26 @@ def store_failure(exc: Exception) -> StoreError | None:
 
 def store_unavailable(request: Request, error: StoreError) -> ProblemResponse:
     """The 503 for a vector index out of reach: its `code`, a plain message, Retry-After."""
-    log.warning(
-        "search index unavailable on %s %s: [%s] %s",
-        request.method,
-        request.url.path,
-        error.code,
-        error.message,
-    )
-    return problem(
-        request,
-        503,
-        STORE_MESSAGES.get(error.code, STORE_MESSAGES[StoreError.code]),
-        title="Search index unavailable",
-        headers={"Retry-After": STORE_RETRY_AFTER},
-        code=error.code,
-    )
+    message = STORE_MESSAGES.get(error.code, STORE_MESSAGES[StoreError.code])
+    return _unavailable(request, error, "Search index unavailable", message)
 
 
 def embedding_unavailable(request: Request, error: IngestError) -> ProblemResponse:
     """The 503 for a question that could not be embedded (the embeddings API down, out of
     quota, the tokeniser's vocabulary missing): its `code`, a plain message, Retry-After."""
+    message = (
+        "The question could not be turned into a search vector right now (the embedding "
+        "service did not answer). Nothing was lost; try again shortly."
+    )
+    return _unavailable(request, error, "Embedding unavailable", message)
+
+
+def _unavailable(request: Request, error: IngestError, title: str, message: str) -> ProblemResponse:
+    """A 503 for a service a route needs: logged with the error's own words, answered with
+    the error's `code`, a plain message and Retry-After."""
     log.warning(
-        "embedding unavailable on %s %s: [%s] %s",
+        "%s on %s %s: [%s] %s",
+        title.lower(),
         request.method,
         request.url.path,
         error.code,
@@ -183,9 +181,8 @@ def embedding_unavailable(request: Request, error: IngestError) -> ProblemRespon
     return problem(
         request,
         503,
-        "The question could not be turned into a search vector right now (the embedding "
-        "service did not answer). Nothing was lost; try again shortly.",
-        title="Embedding unavailable",
+        message,
+        title=title,
         headers={"Retry-After": STORE_RETRY_AFTER},
         code=error.code,
     )

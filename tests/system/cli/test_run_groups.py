@@ -87,20 +87,36 @@ def _statuses(database: Path) -> dict[str, int]:
         )
 
 
+def _run_env(embedded_env: dict[str, str], fake: FakeOpenAI) -> dict[str, str]:
+    """`ingest run` in a subprocess on the embedded default, embedding through the stand-in."""
+    return {
+        **os.environ,
+        **embedded_env,
+        "EMBEDDING_PROVIDER": "openai",
+        "OPENAI_API_KEY": "sk-test",
+        "OPENAI_BASE_URL": fake.base_url,
+        "PYTHONPATH": str(ROOT),
+    }
+
+
+def _current_statuses(database: Path) -> dict[str, int]:
+    """How many documents' current versions are in each status."""
+    with sqlite3.connect(database) as connection:
+        return dict(
+            connection.execute(
+                "SELECT v.status, count(*) FROM documents d JOIN document_versions v "
+                "ON v.id = d.current_version_id GROUP BY v.status"
+            )
+        )
+
+
 def test_a_killed_run_is_finished_by_the_next_and_a_third_costs_nothing(
     embedded_env: dict[str, str], tmp_path: Path
 ) -> None:
     files = sorted(CORPUS.rglob("*.md"))
     database = tmp_path / "ingest.db"
     with FakeOpenAI(latency=0.3) as fake:  # slow enough to be killed halfway
-        env = {
-            **os.environ,
-            **embedded_env,
-            "EMBEDDING_PROVIDER": "openai",
-            "OPENAI_API_KEY": "sk-test",
-            "OPENAI_BASE_URL": fake.base_url,
-            "PYTHONPATH": str(ROOT),
-        }
+        env = _run_env(embedded_env, fake)
         command = [sys.executable, "-m", "worker.cli.main", "run", str(CORPUS)]
         killed = subprocess.Popen(
             command, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
@@ -128,13 +144,8 @@ def test_a_killed_run_is_finished_by_the_next_and_a_third_costs_nothing(
         third = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True)
         assert third.returncode == 0, third.stdout + third.stderr
 
+    latest = _current_statuses(database)
     with sqlite3.connect(database) as connection:
-        latest = dict(
-            connection.execute(
-                "SELECT v.status, count(*) FROM documents d JOIN document_versions v "
-                "ON v.id = d.current_version_id GROUP BY v.status"
-            )
-        )
         in_flight = connection.execute(
             "SELECT count(*) FROM document_versions WHERE status IN "
             "('received', 'converting', 'chunking', 'embedding', 'upserting')"
@@ -261,14 +272,7 @@ def test_ctrl_c_stops_a_run_cleanly_and_the_next_goes_on(
     files = sorted(CORPUS.rglob("*.md"))
     database = tmp_path / "ingest.db"
     with FakeOpenAI(latency=0.3) as fake:
-        env = {
-            **os.environ,
-            **embedded_env,
-            "EMBEDDING_PROVIDER": "openai",
-            "OPENAI_API_KEY": "sk-test",
-            "OPENAI_BASE_URL": fake.base_url,
-            "PYTHONPATH": str(ROOT),
-        }
+        env = _run_env(embedded_env, fake)
         command = [sys.executable, "-m", "worker.cli.main", "run", str(CORPUS)]
         interrupted = subprocess.Popen(
             command, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
@@ -295,11 +299,5 @@ def test_ctrl_c_stops_a_run_cleanly_and_the_next_goes_on(
 
         rerun = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True)
         assert rerun.returncode == 0, rerun.stdout + rerun.stderr
-    with sqlite3.connect(database) as connection:
-        latest = dict(
-            connection.execute(
-                "SELECT v.status, count(*) FROM documents d JOIN document_versions v "
-                "ON v.id = d.current_version_id GROUP BY v.status"
-            )
-        )
+    latest = _current_statuses(database)
     assert latest == {"indexed": len(files)}, latest
