@@ -21,12 +21,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
-from qdrant_client import models as qm
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from shared.adapters.index import Point  # noqa: E402
+from shared.adapters.index import Point, SparseVector  # noqa: E402
 from shared.adapters.qdrant_edge import EdgeIndex  # noqa: E402
 from shared.retrieval.filters import SearchFilters  # noqa: E402
 
@@ -51,7 +50,7 @@ def points(count: int, seed: int = 0) -> list[Point]:
             "hidden": False,
             "text": "woord " * 250,
         }
-        sparse = qm.SparseVector(indices=terms.tolist(), values=rng.random(len(terms)).tolist())
+        sparse = SparseVector(terms.tolist(), rng.random(len(terms)).tolist())
         made.append(Point(uuid.UUID(int=n + 1), vectors[n].tolist(), payload, sparse))
     return made
 
@@ -68,7 +67,7 @@ def median_ms(run: Callable[[int], object], queries: int) -> float:
 def searches(index: EdgeIndex, queries: int) -> dict[str, float]:
     rng = np.random.default_rng(99)
     asked = [rng.standard_normal(DIMENSIONS).tolist() for _ in range(queries)]
-    terms = [qm.SparseVector(indices=rng.integers(0, 50_000, 8).tolist(), values=[1.0] * 8)]
+    terms = [SparseVector(rng.integers(0, 50_000, 8).tolist(), [1.0] * 8)]
     flt = SearchFilters(tags=("surgery",)).to_qdrant()
     fields = ["document_id", "text"]
     return {

@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import Any
 
 import qdrant_edge as edge
-from qdrant_client import models as qm
 
 from shared.adapters import edge_migrate
 from shared.adapters.edge_filters import to_edge
@@ -33,7 +32,10 @@ from shared.adapters.index import (
     RRF_K,
     SPARSE,
     Candidate,
+    Filter,
+    PayloadSchema,
     Point,
+    SparseVector,
     batches,
     in_order,
     scored,
@@ -42,9 +44,9 @@ from shared.adapters.index import (
 from shared.errors import StoreError, StoreLockedError
 
 _SCHEMAS = {
-    qm.PayloadSchemaType.KEYWORD: edge.PayloadSchemaType.Keyword,
-    qm.PayloadSchemaType.DATETIME: edge.PayloadSchemaType.Datetime,
-    qm.PayloadSchemaType.BOOL: edge.PayloadSchemaType.Bool,
+    PayloadSchema.KEYWORD: edge.PayloadSchemaType.Keyword,
+    PayloadSchema.DATETIME: edge.PayloadSchemaType.Datetime,
+    PayloadSchema.BOOL: edge.PayloadSchemaType.Bool,
 }
 #: Below this many points `build()` leaves a shard brute force (faster to search than to
 #: index at that size, and no freeze: docs/benchmarks.md, "Issue 30").
@@ -182,7 +184,7 @@ class EdgeIndex:
                 vectors = _vectors(r.vector)
                 stored = vectors.get(SPARSE)
                 sparse = (
-                    qm.SparseVector(indices=list(stored.indices), values=list(stored.values))
+                    SparseVector(list(stored.indices), list(stored.values))
                     if stored is not None
                     else None
                 )
@@ -259,9 +261,9 @@ class EdgeIndex:
     def candidates(
         self,
         dense: list[float],
-        sparse: qm.SparseVector | None,
+        sparse: SparseVector | None,
         limit: int,
-        flt: qm.Filter | None = None,
+        flt: Filter | None = None,
         fields: Sequence[str] | None = None,
     ) -> list[Candidate]:
         """Top `limit` by cosine, or (with `sparse`) the dense and sparse lists, each filtered,
