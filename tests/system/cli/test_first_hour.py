@@ -218,3 +218,14 @@ def test_run_on_markdown_with_the_embedded_index_loads_no_qdrant_client(
     ran = imported("run", str(pages(tmp_path)), cwd=tmp_path, env=embedded_env)
     assert {"shared", "qdrant_edge"} <= ran  # it indexed, embedded
     assert "qdrant_client" not in ran
+
+
+def test_a_second_run_finds_the_schema_at_head_without_alembic(
+    embedded_env: dict[str, str], tmp_path: Path
+) -> None:
+    """The first command migrates the new database; later ones recognise it at head with
+    one query and do not import Alembic."""
+    first = imported("run", str(pages(tmp_path)), cwd=tmp_path, env=embedded_env)
+    assert "alembic" in first
+    again = imported("run", str(tmp_path / "site"), cwd=tmp_path, env=embedded_env)
+    assert "shared" in again and "alembic" not in again
