@@ -26,13 +26,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
-from qdrant_client import models as qm
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from shared.adapters import edge_build  # noqa: E402
-from shared.adapters.index import Point  # noqa: E402
+from shared.adapters.index import Point, SparseVector  # noqa: E402
 from shared.adapters.qdrant_edge import EdgeIndex, _load  # noqa: E402
 from shared.retrieval.filters import SearchFilters  # noqa: E402
 
@@ -57,7 +56,7 @@ def points(count: int, seed: int = 0) -> list[Point]:
             "hidden": False,
             "text": "woord " * 250,
         }
-        sparse = qm.SparseVector(indices=terms.tolist(), values=rng.random(len(terms)).tolist())
+        sparse = SparseVector(terms.tolist(), rng.random(len(terms)).tolist())
         made.append(Point(uuid.UUID(int=n + 1), vectors[n].tolist(), payload, sparse))
     return made
 
@@ -74,7 +73,7 @@ def median_ms(run: Callable[[int], object], queries: int) -> float:
 def searches(index: EdgeIndex, queries: int) -> dict[str, float]:
     rng = np.random.default_rng(99)
     asked = [rng.standard_normal(DIMENSIONS).tolist() for _ in range(queries)]
-    terms = [qm.SparseVector(indices=rng.integers(0, 50_000, 8).tolist(), values=[1.0] * 8)]
+    terms = [SparseVector(rng.integers(0, 50_000, 8).tolist(), [1.0] * 8)]
     flt = SearchFilters(tags=("surgery",)).to_qdrant()
     fields = ["document_id", "text"]
     return {
@@ -115,7 +114,7 @@ def aside_build(index: EdgeIndex, queries: int) -> dict[str, float]:
     """The child-process build with a searching thread: phases' seconds, search latencies."""
     rng = np.random.default_rng(7)
     asked = [rng.standard_normal(DIMENSIONS).tolist() for _ in range(queries)]
-    terms = qm.SparseVector(indices=rng.integers(0, 50_000, 8).tolist(), values=[1.0] * 8)
+    terms = SparseVector(rng.integers(0, 50_000, 8).tolist(), [1.0] * 8)
     stop = threading.Event()
     latencies: list[float] = []
 

@@ -116,7 +116,7 @@ def _import_the_embedding_sdk(**_: Any) -> None:
     """The OpenAI SDK takes about a second to import: a worker pays it at boot (before prefork
     forks its children), not in its first task; the CLI and the hashing embedder never do."""
     if get_settings().use_openai:
-        importlib.import_module("shared.adapters.openai_embeddings")
+        importlib.import_module("openai")
 
 
 @worker_init.connect

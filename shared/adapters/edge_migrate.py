@@ -12,13 +12,13 @@ import threading
 import uuid
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from qdrant_client import QdrantClient
-from qdrant_client import models as qm
-
-from shared.adapters.index import DENSE, SPARSE, Point
+from shared.adapters.index import DENSE, SPARSE, Point, SparseVector
 from shared.log import get_logger
+
+if TYPE_CHECKING:
+    from qdrant_client import QdrantClient
 
 log = get_logger(__name__)
 _lock = threading.Lock()
@@ -43,6 +43,8 @@ def migrate(root: Path, shard: Callable[[Path, str, int], Target]) -> None:
         staging = root.with_name(root.name + ".edge-migrating")
         shutil.rmtree(staging, ignore_errors=True)  # a conversion killed halfway: again
         backup = root.with_name(root.name + ".local-mode-backup")
+        from qdrant_client import QdrantClient  # only here: the Edge path never needs it
+
         client = QdrantClient(path=str(root))
         counts: dict[str, int] = {}
         try:
@@ -68,11 +70,13 @@ def migrate(root: Path, shard: Callable[[Path, str, int], Target]) -> None:
 
 def _size(vectors: Any) -> int:
     params = vectors.get(DENSE) if isinstance(vectors, dict) else vectors
-    assert isinstance(params, qm.VectorParams)
-    return params.size
+    assert params is not None, "a collection without a dense vector"
+    return int(params.size)
 
 
 def _copy(client: QdrantClient, collection: str, target: Target) -> int:
+    from qdrant_client import models as qm
+
     offset = None
     copied = 0
     while True:
@@ -89,7 +93,9 @@ def _copy(client: QdrantClient, collection: str, target: Target) -> int:
                     uuid.UUID(str(r.id)),
                     list(dense),  # type: ignore[arg-type]
                     dict(r.payload or {}),
-                    sparse if isinstance(sparse, qm.SparseVector) else None,
+                    SparseVector(list(sparse.indices), list(sparse.values))
+                    if isinstance(sparse, qm.SparseVector)
+                    else None,
                 )
             )
         target.upsert(points)  # at unit length, as the Edge adapter stores every vector

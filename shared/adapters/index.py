@@ -3,8 +3,10 @@ adapters behind it (issue 30): a Qdrant server through qdrant-client (`QDRANT_UR
 production: `shared.adapters.qdrant`) and Qdrant Edge, the engine in-process on a local
 folder (`QDRANT_PATH`, the embedded default: `shared.adapters.qdrant_edge`).
 
-Filters are qdrant-client's `models` (plain pydantic data, as `shared.retrieval.filters`
-builds them); the Edge adapter translates the subset used here and refuses anything else.
+Filters and sparse vectors are the port's own small types below (frozen dataclasses: only
+what `shared.retrieval.filters` and the pipeline build); each adapter translates them to its
+engine's (qdrant-client's `models` on a server, `qdrant_edge`'s on Edge). The embedded path
+then never imports qdrant-client (1.2 s of pydantic models at start-up: docs/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -13,28 +15,92 @@ import re
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
 from typing import Any, Protocol
 
 import numpy as np
-from qdrant_client import models as qm
 
 from shared.settings import Settings
 
+
+class PayloadSchema(StrEnum):
+    """A payload index's type (the values are Qdrant's schema names)."""
+
+    KEYWORD = "keyword"
+    DATETIME = "datetime"
+    BOOL = "bool"
+
+
 PAYLOAD_INDEXES = {
-    "document_id": qm.PayloadSchemaType.KEYWORD,
-    "source": qm.PayloadSchemaType.KEYWORD,
-    "tags": qm.PayloadSchemaType.KEYWORD,
-    "language": qm.PayloadSchemaType.KEYWORD,
-    "external_id": qm.PayloadSchemaType.KEYWORD,
-    "heading_paths": qm.PayloadSchemaType.KEYWORD,  # search filter: a chapter or section
-    "updated_at": qm.PayloadSchemaType.DATETIME,  # search filter: updated_since
-    "hidden": qm.PayloadSchemaType.BOOL,  # every search leaves hidden points out
+    "document_id": PayloadSchema.KEYWORD,
+    "source": PayloadSchema.KEYWORD,
+    "tags": PayloadSchema.KEYWORD,
+    "language": PayloadSchema.KEYWORD,
+    "external_id": PayloadSchema.KEYWORD,
+    "heading_paths": PayloadSchema.KEYWORD,  # search filter: a chapter or section
+    "updated_at": PayloadSchema.DATETIME,  # search filter: updated_since
+    "hidden": PayloadSchema.BOOL,  # every search leaves hidden points out
 }
 DENSE = "dense"
 SPARSE = "sparse"
 #: Reciprocal rank fusion's constant: Qdrant's default (server and qdrant-client), set
 #: explicitly on Edge so both adapters fuse alike.
 RRF_K = 2
+
+
+@dataclass(frozen=True)
+class SparseVector:
+    """Term ids and their weights (the lexical vector of a chunk or a query)."""
+
+    indices: list[int]
+    values: list[float]
+
+
+@dataclass(frozen=True)
+class MatchValue:
+    value: str | bool
+
+
+@dataclass(frozen=True)
+class MatchAny:
+    any: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class DatetimeRange:
+    gte: datetime
+
+
+@dataclass(frozen=True)
+class FieldCondition:
+    """A payload field's value: one `match` or one `range`."""
+
+    key: str
+    match: MatchValue | MatchAny | None = None
+    range: DatetimeRange | None = None
+
+
+@dataclass(frozen=True)
+class HasIdCondition:
+    has_id: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class HasVectorCondition:
+    has_vector: str
+
+
+@dataclass(frozen=True)
+class Filter:
+    """All of `must`, at least one of `should` (when given), none of `must_not`."""
+
+    must: tuple[Condition, ...] = ()
+    should: tuple[Condition, ...] = ()
+    must_not: tuple[Condition, ...] = ()
+
+
+Condition = FieldCondition | HasIdCondition | HasVectorCondition | Filter
 
 
 def collection_name(model: str, dimensions: int) -> str:
@@ -48,7 +114,7 @@ class Point:
     id: uuid.UUID
     vector: list[float]
     payload: dict[str, Any]
-    sparse: qm.SparseVector | None = None
+    sparse: SparseVector | None = None
 
 
 @dataclass(frozen=True)
@@ -109,9 +175,9 @@ class VectorIndex(Protocol):
     def candidates(
         self,
         dense: list[float],
-        sparse: qm.SparseVector | None,
+        sparse: SparseVector | None,
         limit: int,
-        flt: qm.Filter | None = None,
+        flt: Filter | None = None,
         fields: Sequence[str] | None = None,
     ) -> list[Candidate]:
         """Top `limit` by cosine, or dense and sparse lists fused by RRF (with `sparse`),
@@ -166,11 +232,11 @@ def dense_score(query: np.ndarray, vector: Any, query_norm: Any = None) -> float
     return float(np.dot(query, stored) / norms) if norms else 0.0
 
 
-def sparse_score(query: qm.SparseVector, stored: Any) -> float | None:
+def sparse_score(query: SparseVector, stored: Any) -> float | None:
     """Dot product of the query's and a hit's sparse vectors (the BM25 term-frequency part:
     without the IDF Qdrant multiplies in when it ranks the sparse list, which lives only in
     Qdrant); None when they share no term, as the sparse list would not have found it.
-    `stored`: anything with `indices` and `values` (qdrant-client's or Edge's)."""
+    `stored`: anything with `indices` and `values` (ours, qdrant-client's or Edge's)."""
     if stored is None:
         return None
     weights = dict(zip(stored.indices, stored.values, strict=True))
@@ -180,7 +246,7 @@ def sparse_score(query: qm.SparseVector, stored: Any) -> float | None:
 
 
 def scored(
-    dense: list[float], sparse: qm.SparseVector, hits: Sequence[tuple[Any, Any, float, Any, Any]]
+    dense: list[float], sparse: SparseVector, hits: Sequence[tuple[Any, Any, float, Any, Any]]
 ) -> list[Candidate]:
     """Candidates from fused hits `(id, payload, score, dense vector, sparse vector)`, equal
     fused scores in the dense list's order (`in_order`)."""

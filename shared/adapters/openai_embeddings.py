@@ -8,6 +8,10 @@ A rate-limit answer (429, not `insufficient_quota`) asks us to wait, it is not a
 is waited out (its `Retry-After`) up to `RATE_LIMITED_WAITS` times per allowed retry, apart
 from the `max_retries` that errors and timeouts get: counted together, a burst of 429s after
 a few 500s would use up one request's retries and fail every page of its batch.
+
+The SDK (~0.4-0.65 s to import: its hundreds of response types) is imported with the first
+request, not with this module: a command that builds an embedder for its model and size but
+embeds nothing (`ingest run` of unchanged files, the index build) never pays it.
 """
 
 from __future__ import annotations
@@ -17,12 +21,13 @@ import binascii
 import logging
 import random
 import re
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from email.utils import parsedate_to_datetime
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import openai
 import orjson
 
 from shared.errors import PermanentError, TransientError
@@ -30,6 +35,9 @@ from shared.metrics import EMBEDDING_REQUESTS, EMBEDDING_RETRIES, EMBEDDING_TOKE
 from shared.pipeline.embed.base import EmbedResult, check_inputs, pack_batches
 from shared.ratelimit import LocalRateLimiter, RateLimiter
 from shared.tokens import encoding
+
+if TYPE_CHECKING:
+    import openai
 
 logger = logging.getLogger("shared.embed")
 
@@ -135,16 +143,25 @@ class OpenAIEmbedder:
         self.query_retries = query_retries
         self.query_timeout = query_timeout_seconds
         self._sleep = sleep
-        self._client = openai.OpenAI(
-            api_key=api_key or "no-key",
-            base_url=base_url,
-            max_retries=0,
-            timeout=timeout_seconds,
-        )
-        # `dimensions` exists only from text-embedding-3 on; older models have a fixed size.
-        self._dimensions: int | openai.Omit = (
-            dimensions if model.startswith("text-embedding-3") else openai.omit
-        )
+        self._options: dict[str, Any] = {
+            "api_key": api_key or "no-key",
+            "base_url": base_url,
+            "max_retries": 0,
+            "timeout": timeout_seconds,
+        }
+        self._sdk: openai.OpenAI | None = None
+        self._sdk_lock = threading.Lock()  # requests go out from several threads at once
+
+    @property
+    def _client(self) -> openai.OpenAI:
+        """The SDK's client, made (and the SDK imported) with the first request."""
+        if self._sdk is None:
+            with self._sdk_lock:
+                if self._sdk is None:
+                    import openai
+
+                    self._sdk = openai.OpenAI(**self._options)
+        return self._sdk
 
     def embed_query(self, inputs: list[str]) -> EmbedResult:
         """A search's question: a person waits for the answer, so at most `query_retries`
@@ -182,6 +199,12 @@ class OpenAIEmbedder:
         client = self._client if timeout is None else self._client.with_options(timeout=timeout)
         failure = ""
         failures = waits = 0  # errors against max_retries; rate-limit answers waited out
+        client = self._client
+        import openai  # imported by `_client` already: the exception types
+
+        # `dimensions` exists only from text-embedding-3 on; older models have a fixed size.
+        sized = self.model.startswith("text-embedding-3")
+        dimensions: int | openai.Omit = self.dimensions if sized else openai.omit
         while True:
             self._limiter.acquire(tokens, 1)
             try:
@@ -189,7 +212,7 @@ class OpenAIEmbedder:
                     input=list(texts),
                     model=self.model,
                     encoding_format="base64",  # 4 bytes a float instead of ~20 in JSON
-                    dimensions=self._dimensions,
+                    dimensions=dimensions,
                 )
             except openai.RateLimitError as exc:
                 self._limiter.observe_headers(exc.response.headers)

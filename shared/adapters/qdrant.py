@@ -30,11 +30,14 @@ from shared.adapters.index import (
     PAYLOAD_INDEXES,
     SPARSE,
     Candidate,
+    Filter,
     Point,
+    SparseVector,
     batches,
     scored,
     unit,
 )
+from shared.adapters.qdrant_filters import schema, sparse_from_qdrant, sparse_to_qdrant, to_qdrant
 from shared.errors import StoreError
 from shared.settings import Settings
 
@@ -115,9 +118,9 @@ class QdrantServerIndex:
             self.normalise = dense is not None and dense.distance == qm.Distance.DOT
             self.has_sparse = SPARSE in (info.config.params.sparse_vectors or {})
             if not self._local:  # local mode has no payload indexes (it warns and ignores)
-                for field, schema in PAYLOAD_INDEXES.items():
+                for field, kind in PAYLOAD_INDEXES.items():
                     if field not in (info.payload_schema or {}):  # indexes added later too
-                        self.client.create_payload_index(self.collection, field, schema)
+                        self.client.create_payload_index(self.collection, field, schema(kind))
         self._ready = True
 
     def existing_vectors(self, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, list[float]]:
@@ -149,7 +152,7 @@ class QdrantServerIndex:
                         uuid.UUID(str(r.id)),
                         list(vectors[DENSE]),  # type: ignore[arg-type]
                         dict(r.payload or {}),
-                        stored if isinstance(stored, qm.SparseVector) else None,
+                        sparse_from_qdrant(stored),
                     )
                 )
         return found
@@ -174,7 +177,7 @@ class QdrantServerIndex:
             return self._dense(point.vector)
         vectors: dict[str, Any] = {DENSE: self._dense(point.vector)}
         if self.has_sparse and point.sparse is not None:
-            vectors[SPARSE] = point.sparse
+            vectors[SPARSE] = sparse_to_qdrant(point.sparse)
         return vectors
 
     def delete(self, ids: Iterable[uuid.UUID]) -> None:
@@ -265,9 +268,9 @@ class QdrantServerIndex:
     def candidates(
         self,
         dense: list[float],
-        sparse: qm.SparseVector | None,
+        sparse: SparseVector | None,
         limit: int,
-        flt: qm.Filter | None = None,
+        flt: Filter | None = None,
         fields: Sequence[str] | None = None,
     ) -> list[Candidate]:
         """Top `limit` points by cosine, or (with `sparse`, on a collection that has sparse
@@ -284,7 +287,7 @@ class QdrantServerIndex:
                     self.collection,
                     query=dense,
                     using=using,
-                    query_filter=flt,
+                    query_filter=to_qdrant(flt),
                     limit=limit,
                     with_payload=payload,
                     with_vectors=False,
@@ -295,14 +298,14 @@ class QdrantServerIndex:
             ]
         prefetch = [
             qm.Prefetch(query=dense, using=using, limit=limit),
-            qm.Prefetch(query=sparse, using=SPARSE, limit=limit),
+            qm.Prefetch(query=sparse_to_qdrant(sparse), using=SPARSE, limit=limit),
         ]
         with self._call():
             fused = self.client.query_points(
                 self.collection,
                 prefetch=prefetch,
                 query=qm.FusionQuery(fusion=qm.Fusion.RRF),
-                query_filter=flt,  # Qdrant applies it to both prefetches
+                query_filter=to_qdrant(flt),  # Qdrant applies it to both prefetches
                 limit=limit,
                 with_payload=payload,
                 with_vectors=[DENSE, SPARSE],

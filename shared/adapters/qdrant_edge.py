@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import Any
 
 import qdrant_edge as edge
-from qdrant_client import models as qm
 
 from shared.adapters import edge_build, edge_migrate
 from shared.adapters.edge_build import BUILD_THRESHOLD, ShardHolder
@@ -35,7 +34,10 @@ from shared.adapters.index import (
     RRF_K,
     SPARSE,
     Candidate,
+    Filter,
+    PayloadSchema,
     Point,
+    SparseVector,
     batches,
     in_order,
     scored,
@@ -44,9 +46,9 @@ from shared.adapters.index import (
 from shared.errors import StoreError, StoreLockedError
 
 _SCHEMAS = {
-    qm.PayloadSchemaType.KEYWORD: edge.PayloadSchemaType.Keyword,
-    qm.PayloadSchemaType.DATETIME: edge.PayloadSchemaType.Datetime,
-    qm.PayloadSchemaType.BOOL: edge.PayloadSchemaType.Bool,
+    PayloadSchema.KEYWORD: edge.PayloadSchemaType.Keyword,
+    PayloadSchema.DATETIME: edge.PayloadSchemaType.Datetime,
+    PayloadSchema.BOOL: edge.PayloadSchemaType.Bool,
 }
 __all__ = ["BUILD_THRESHOLD", "EdgeIndex"]
 
@@ -212,7 +214,7 @@ class EdgeIndex:
                 vectors = _vectors(r.vector)
                 stored = vectors.get(SPARSE)
                 sparse = (
-                    qm.SparseVector(indices=list(stored.indices), values=list(stored.values))
+                    SparseVector(list(stored.indices), list(stored.values))
                     if stored is not None
                     else None
                 )
@@ -299,9 +301,9 @@ class EdgeIndex:
     def candidates(
         self,
         dense: list[float],
-        sparse: qm.SparseVector | None,
+        sparse: SparseVector | None,
         limit: int,
-        flt: qm.Filter | None = None,
+        flt: Filter | None = None,
         fields: Sequence[str] | None = None,
     ) -> list[Candidate]:
         """Top `limit` by cosine, or (with `sparse`) the dense and sparse lists, each filtered,

@@ -15,10 +15,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from qdrant_client import models as qm
 
 from shared import sparse
-from shared.adapters.index import Point, VectorIndex
+from shared.adapters.index import Point, SparseVector, VectorIndex
 from shared.models import Chunk as ChunkRow
 from shared.models import Document, DocumentVersion
 from shared.pipeline.chunk import Chunk
@@ -254,14 +253,12 @@ def lexical_vector(headings: list[str], text: str, language: str | None) -> dict
     return {"indices": terms.indices, "values": terms.values}
 
 
-def sparse_vector(
-    data: dict[str, Any], stored: dict[str, list[Any]] | None = None
-) -> qm.SparseVector:
+def sparse_vector(data: dict[str, Any], stored: dict[str, list[Any]] | None = None) -> SparseVector:
     """The point's sparse vector: the one stored with the chunk, else made from the payload."""
     terms = stored or lexical_vector(
         data.get("headings") or [], data.get("text") or "", data.get("language")
     )
-    return qm.SparseVector(indices=terms["indices"], values=terms["values"])
+    return SparseVector(terms["indices"], terms["values"])
 
 
 def _ocr_payload(extra: dict[str, Any]) -> dict[str, Any]:

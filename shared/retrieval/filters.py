@@ -1,5 +1,5 @@
-"""Which chunks a search may return (the caller's context selection), as Qdrant payload filters
-on indexed fields (`shared.adapters.qdrant.PAYLOAD_INDEXES`)."""
+"""Which chunks a search may return (the caller's context selection), as the index port's
+payload filters on indexed fields (`shared.adapters.index.PAYLOAD_INDEXES`)."""
 
 from __future__ import annotations
 
@@ -9,10 +9,18 @@ from dataclasses import dataclass, fields
 from datetime import datetime
 from typing import Any
 
-from qdrant_client import models as qm
+from shared.adapters.index import (
+    Condition,
+    DatetimeRange,
+    FieldCondition,
+    Filter,
+    HasIdCondition,
+    MatchAny,
+    MatchValue,
+)
 
 #: Points an editor hid (`indexing.is_hidden`).
-HIDDEN = qm.FieldCondition(key="hidden", match=qm.MatchValue(value=True))
+HIDDEN = FieldCondition(key="hidden", match=MatchValue(value=True))
 
 
 @dataclass(frozen=True)
@@ -54,38 +62,38 @@ class SearchFilters:
         self,
         hidden_documents: Collection[uuid.UUID] = (),
         hidden_points: Collection[uuid.UUID] = (),
-    ) -> qm.Filter:
+    ) -> Filter:
         """The filter of every search: these conditions, and never a hidden point (payload
         `hidden: true`; a point without the field is visible). `hidden_documents` and
         `hidden_points` (the record's, `repo.hidden_everywhere`) are left out too, so a hide
         holds even where the index's payload could not be updated yet."""
-        must_not: list[Any] = [HIDDEN]
+        must_not: list[Condition] = [HIDDEN]
         if hidden_documents:
             ids = sorted(str(d) for d in hidden_documents)
-            must_not.append(qm.FieldCondition(key="document_id", match=qm.MatchAny(any=ids)))
+            must_not.append(FieldCondition(key="document_id", match=MatchAny(tuple(ids))))
         if hidden_points:
-            must_not.append(qm.HasIdCondition(has_id=sorted(str(p) for p in hidden_points)))
-        must: list[Any] = []
+            must_not.append(HasIdCondition(tuple(sorted(str(p) for p in hidden_points))))
+        must: list[Condition] = []
         if self.document_ids:
             ids = list(self.document_ids)
             must.append(
-                qm.Filter(
-                    should=[
-                        qm.FieldCondition(key="document_id", match=qm.MatchAny(any=ids)),
-                        qm.FieldCondition(key="external_id", match=qm.MatchAny(any=ids)),
-                    ]
+                Filter(
+                    should=(
+                        FieldCondition(key="document_id", match=MatchAny(tuple(ids))),
+                        FieldCondition(key="external_id", match=MatchAny(tuple(ids))),
+                    )
                 )
             )
         if self.source:
-            must.append(qm.FieldCondition(key="source", match=qm.MatchValue(value=self.source)))
+            must.append(FieldCondition(key="source", match=MatchValue(value=self.source)))
         if self.tags:
-            must.append(qm.FieldCondition(key="tags", match=qm.MatchAny(any=list(self.tags))))
+            must.append(FieldCondition(key="tags", match=MatchAny(self.tags)))
         if self.language:
-            must.append(qm.FieldCondition(key="language", match=qm.MatchValue(value=self.language)))
+            must.append(FieldCondition(key="language", match=MatchValue(value=self.language)))
         if self.heading_prefix:
             path = " > ".join(p.strip() for p in self.heading_prefix.split(">") if p.strip())
-            must.append(qm.FieldCondition(key="heading_paths", match=qm.MatchValue(value=path)))
+            must.append(FieldCondition(key="heading_paths", match=MatchValue(value=path)))
         if self.updated_since:
             since = self.updated_since
-            must.append(qm.FieldCondition(key="updated_at", range=qm.DatetimeRange(gte=since)))
-        return qm.Filter(must=must or None, must_not=must_not)
+            must.append(FieldCondition(key="updated_at", range=DatetimeRange(gte=since)))
+        return Filter(must=tuple(must), must_not=tuple(must_not))

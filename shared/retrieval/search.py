@@ -13,11 +13,9 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from qdrant_client import models as qm
-
 from shared import repository as repo
 from shared import sparse
-from shared.adapters.index import VectorIndex
+from shared.adapters.index import SparseVector, VectorIndex
 from shared.db import transaction
 from shared.pipeline import wiring
 from shared.pipeline.embed import Embedder, embed_query
@@ -145,7 +143,7 @@ def search(
     elif hybrid:
         language = [request.filters.language] if request.filters.language else None
         terms = sparse.query_vector(query, language)
-        sparse_query = qm.SparseVector(indices=terms.indices, values=terms.values)
+        sparse_query = SparseVector(terms.indices, terms.values)
     flt = request.filters.to_qdrant(*hidden)
     found = index.candidates(embedded.vectors[0], sparse_query, wanted, flt, PAYLOAD_FIELDS)
     timings["candidates"] = _ms(step)

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
 import sqlalchemy as sa
 
-from shared.migrate import downgrade, upgrade
+from shared.migrate import HEAD, downgrade, ensure_embedded_schema, head_revision, upgrade
 from shared.models import Base
+from shared.settings import get_settings
 from tests.support.services import temporary_postgres_database
 
 
@@ -113,3 +117,29 @@ def test_the_hidden_documents_are_read_through_their_index(
     with temporary_postgres_database(postgres_admin_url) as url:
         upgrade(url)
         assert "ix_documents_hidden" in _hidden_plan(url)
+
+
+def test_the_head_written_down_is_the_scripts_head() -> None:
+    """`HEAD` spares an up-to-date embedded database Alembic's import: a new migration must
+    move it too, or every command would skip migrating."""
+    assert head_revision() == HEAD
+
+
+def test_an_embedded_database_is_migrated_once_and_then_recognised_at_head(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    url = f"sqlite:///{tmp_path}/ingest.db"
+    monkeypatch.setenv("DATABASE_URL", url)
+    get_settings.cache_clear()
+    try:
+        ensure_embedded_schema()
+        assert tables(url) == set(Base.metadata.tables)
+        downgrade(url, "0009")  # an older schema is brought to head again
+        ensure_embedded_schema()
+        engine = sa.create_engine(url)
+        with engine.connect() as connection:
+            found = connection.execute(sa.text("SELECT version_num FROM alembic_version"))
+            assert [row[0] for row in found] == [HEAD]
+        engine.dispose()
+    finally:
+        get_settings.cache_clear()

@@ -208,3 +208,24 @@ def test_run_on_markdown_loads_no_pdf_reader_worker_or_web_server(
     ran = imported("run", str(pages(tmp_path)), cwd=tmp_path, env=embedded_env)
     assert {"shared", "mistune", "sqlalchemy"} <= ran  # it did the work
     assert not ran & {"pypdf", "celery", "fastapi", "uvicorn"}, ran & {"pypdf", "celery"}
+
+
+def test_run_on_markdown_with_the_embedded_index_loads_no_qdrant_client(
+    embedded_env: dict[str, str], tmp_path: Path
+) -> None:
+    """Qdrant Edge speaks the port's own filter and sparse types: qdrant-client (1.2 s of
+    pydantic models at start-up) is for a server (`QDRANT_URL`) only."""
+    ran = imported("run", str(pages(tmp_path)), cwd=tmp_path, env=embedded_env)
+    assert {"shared", "qdrant_edge"} <= ran  # it indexed, embedded
+    assert "qdrant_client" not in ran
+
+
+def test_a_second_run_finds_the_schema_at_head_without_alembic(
+    embedded_env: dict[str, str], tmp_path: Path
+) -> None:
+    """The first command migrates the new database; later ones recognise it at head with
+    one query and do not import Alembic."""
+    first = imported("run", str(pages(tmp_path)), cwd=tmp_path, env=embedded_env)
+    assert "alembic" in first
+    again = imported("run", str(tmp_path / "site"), cwd=tmp_path, env=embedded_env)
+    assert "shared" in again and "alembic" not in again

@@ -94,8 +94,7 @@ def test_chunks_carry_their_lexical_vector_in_the_document_s_language_into_qdran
     pipeline: PipelineEnv,
 ) -> None:
     """The chunk stage stems (on the cpu workers); the upsert writes that vector as is."""
-    from qdrant_client import models as qm
-
+    from shared.adapters.index import SparseVector
     from shared.pipeline.indexing import lexical_vector
 
     english = "---\nlanguage: en\n---\n# Walking\n\nWalking helps the knees recover.\n"
@@ -121,7 +120,7 @@ def test_chunks_carry_their_lexical_vector_in_the_document_s_language_into_qdran
     found = {p.id: p.sparse for p in points}
     for _, point_id, _, _, stored in rows:
         sparse = found[point_id]
-        assert isinstance(sparse, qm.SparseVector)
+        assert isinstance(sparse, SparseVector)
         assert sparse.indices == stored["indices"]
         # Qdrant (a server, and Edge) stores the weights as float32
         assert sparse.values == pytest.approx(stored["values"], rel=1e-6)

@@ -18,7 +18,7 @@ import pytest
 from qdrant_client import QdrantClient
 from qdrant_client import models as qm
 
-from shared.adapters.index import Point, VectorIndex, unit
+from shared.adapters.index import Filter, Point, SparseVector, VectorIndex, unit
 from shared.adapters.qdrant import QdrantServerIndex
 from shared.adapters.qdrant_edge import EdgeIndex
 from shared.errors import StoreError, StoreLockedError
@@ -59,7 +59,7 @@ def make_points(count: int = 40, seed: int = 1) -> list[Point]:
             "hidden": n % 10 == 7,
             "n": n,
         }
-        sparse = qm.SparseVector(indices=[n % 6, 9], values=[1.0 + n % 3, 0.5])
+        sparse = SparseVector([n % 6, 9], [1.0 + n % 3, 0.5])
         found.append(
             Point(uuid.UUID(int=n + 1), rng.standard_normal(DIMENSIONS).tolist(), payload, sparse)
         )
@@ -143,7 +143,7 @@ def test_hybrid_candidates_fuse_by_rrf_with_per_hit_scores(index: VectorIndex) -
     points = make_points()
     index.upsert(points)
     query = np.random.default_rng(6).standard_normal(DIMENSIONS).tolist()
-    sparse = qm.SparseVector(indices=[2], values=[1.0])
+    sparse = SparseVector([2], [1.0])
     found = index.candidates(query, sparse, 10)
     dense_rank = [points[i].id for i in np.argsort(-cosines(points, query))[:10]]
     lexical = [p for p in points if p.payload["n"] % 6 == 2]
@@ -202,9 +202,7 @@ def test_every_filter_kind(
     }
     query = [1.0] * DIMENSIONS
     dense = {c.id for c in index.candidates(query, None, 100, flt)}
-    hybrid = {
-        c.id for c in index.candidates(query, qm.SparseVector(indices=[9], values=[1.0]), 100, flt)
-    }
+    hybrid = {c.id for c in index.candidates(query, SparseVector([9], [1.0]), 100, flt)}
     assert expected and dense == expected and hybrid == expected
 
 
@@ -223,7 +221,7 @@ def test_build_keeps_the_results(index: VectorIndex) -> None:
     points = make_points()
     index.upsert(points)
     query = [0.5, -1.0] * (DIMENSIONS // 2)
-    sparse = qm.SparseVector(indices=[1], values=[1.0])
+    sparse = SparseVector([1], [1.0])
     dense, hybrid = index.candidates(query, None, 10), index.candidates(query, sparse, 10)
     index.build()
     assert index.candidates(query, None, 10) == dense
@@ -297,14 +295,14 @@ def test_two_index_objects_on_one_folder_share_the_shard(tmp_path: Path) -> None
     b.close()
 
 
-def test_a_filter_edge_does_not_know_is_refused(tmp_path: Path) -> None:
-    index = EdgeIndex.open(str(tmp_path), "c", DIMENSIONS)
-    try:
-        text = qm.FieldCondition(key="text", match=qm.MatchText(text="knie"))
+def test_a_filter_not_in_the_port_s_vocabulary_is_refused(index: VectorIndex) -> None:
+    """Not filtered differently, nor silently ignored: qdrant-client's own models (the
+    port's vocabulary before) are refused by both adapters."""
+    index.upsert(make_points(3))
+    text = qm.FieldCondition(key="text", match=qm.MatchText(text="knie"))
+    for flt in (qm.Filter(must=[text]), Filter(must=(text,))):  # type: ignore[arg-type]
         with pytest.raises(ValueError, match="not supported"):
-            index.candidates([1.0] * DIMENSIONS, None, 3, qm.Filter(must=[text]))
-    finally:
-        index.close()
+            index.candidates([1.0] * DIMENSIONS, None, 3, flt)  # type: ignore[arg-type]
 
 
 def test_a_server_that_cannot_be_reached_is_a_store_error() -> None:

@@ -11,7 +11,7 @@ import pytest
 from qdrant_client import QdrantClient
 from qdrant_client import models as qm
 
-from shared.adapters.index import DENSE, SPARSE, Point
+from shared.adapters.index import DENSE, SPARSE, Point, SparseVector
 from shared.adapters.qdrant import QdrantServerIndex
 
 DIMENSIONS = 16
@@ -24,7 +24,7 @@ def points(rng: np.random.Generator) -> list[Point]:
             uuid.UUID(int=n + 1),
             (rng.standard_normal(DIMENSIONS) * rng.uniform(0.1, 30)).tolist(),
             {"n": n},
-            qm.SparseVector(indices=[n % 7, 7 + n % 5], values=[1.0, 0.5]),
+            SparseVector([n % 7, 7 + n % 5], [1.0, 0.5]),
         )
         for n in range(60)
     ]
@@ -71,7 +71,7 @@ def test_a_cosine_collection_of_before_gives_the_same_hits() -> None:
     assert not old.normalise and new.normalise
     for _ in range(5):
         query = rng.standard_normal(DIMENSIONS).tolist()
-        sparse = qm.SparseVector(indices=[1, 8], values=[1.0, 1.0])
+        sparse = SparseVector([1, 8], [1.0, 1.0])
         for terms in (None, sparse):
             a, b = old.candidates(query, terms, 10), new.candidates(query, terms, 10)
             assert [c.id for c in a] == [c.id for c in b]

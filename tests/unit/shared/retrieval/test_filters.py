@@ -4,22 +4,21 @@ from __future__ import annotations
 
 import uuid
 
-from qdrant_client import models as qm
-
+from shared.adapters.index import FieldCondition, HasIdCondition, MatchAny, MatchValue
 from shared.retrieval.filters import HIDDEN, SearchFilters
 
 
 def test_no_filters_still_leave_hidden_points_out() -> None:
     flt = SearchFilters().to_qdrant()
-    assert flt.must is None and flt.must_not == [HIDDEN]
+    assert flt.must == () and flt.must_not == (HIDDEN,)
 
 
 def test_the_record_s_hidden_documents_and_chunks_are_left_out_too() -> None:
     document, point = uuid.uuid4(), uuid.uuid4()
     flt = SearchFilters(language="nl").to_qdrant({document}, {point})
-    assert flt.must == [qm.FieldCondition(key="language", match=qm.MatchValue(value="nl"))]
-    assert flt.must_not == [
+    assert flt.must == (FieldCondition(key="language", match=MatchValue(value="nl")),)
+    assert flt.must_not == (
         HIDDEN,
-        qm.FieldCondition(key="document_id", match=qm.MatchAny(any=[str(document)])),
-        qm.HasIdCondition(has_id=[str(point)]),
-    ]
+        FieldCondition(key="document_id", match=MatchAny((str(document),))),
+        HasIdCondition((str(point),)),
+    )

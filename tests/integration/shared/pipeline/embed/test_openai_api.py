@@ -314,6 +314,29 @@ class TestTheStandInRefusesLikeTheApi:
             assert int(raw.headers[f"x-ratelimit-limit-{kind}"]) > 0
 
 
+def test_the_sdk_is_imported_with_the_first_request_not_with_the_embedder(
+    fake: FakeOpenAI,
+) -> None:
+    """A command that makes the embedder for its model and size but embeds nothing (`ingest
+    run` of unchanged files) does not pay the SDK's import (~0.4-0.65 s)."""
+    code = (
+        "import sys\n"
+        "from shared.pipeline.embed import make_embedder\n"
+        "from shared.settings import Settings\n"
+        f"settings = Settings(embedding_provider='openai', openai_base_url={fake.base_url!r},"
+        " openai_api_key='sk-test', redis_url=None)\n"
+        "embedder = make_embedder(settings)\n"
+        "print('before', 'openai' in sys.modules)\n"
+        "print('vectors', len(embedder.embed(['knie']).vectors))\n"
+        "print('after', 'openai' in sys.modules)\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.split() == ["before", "False", "vectors", "1", "after", "True"]
+
+
 def test_the_stand_in_runs_as_its_own_process_for_workers_and_benchmarks() -> None:
     command = [
         sys.executable,
