@@ -91,7 +91,8 @@ def fill(path: Path, env: dict[str, str], chunks: int) -> int:
     try:
         if index.count() == 0:  # one real pass: convert, chunk, embed, payloads, sparse
             build(files, CORPUS, settings, embedder, index)
-        corpus = index.retrieve(sorted(index.all_point_ids()))
+        # read only when copies are to be made: a kept 100,000-point folder took 87 s to read
+        corpus = index.retrieve(sorted(index.all_point_ids())) if index.count() < chunks else []
         noise = np.random.default_rng(30)
         while index.count() < chunks:  # copies with new ids and documents, vectors moved a little
             documents: dict[str, str] = {}
@@ -254,6 +255,9 @@ def main() -> None:
             f"{label}: fusion + rerank add {added:.1f} ms (server steps, candidates + rerank, "
             "median per-question difference to dense without rerank)"
         )
+    if stored >= 100_000:  # issue 30 item 5, reported (the machine's load decides it too)
+        met = "met" if full["p95"] < 20 else "not met"
+        print(f"{label}: hybrid + rerank p95 {full['p95']:.1f} ms, {stored} chunks: < 20 ms {met}")
     # the target is checked on the last server (the code and collection under test)
     if added >= 5 or full["p95"] >= 100:
         sys.exit("FAILED: fusion + rerank must add < 5 ms and the request p95 be < 100 ms")

@@ -8,6 +8,7 @@ tiktoken downloads its vocabulary on first use; where there is no internet, set
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from functools import lru_cache
 
 import tiktoken
@@ -38,3 +39,12 @@ def encoding() -> tiktoken.Encoding:
 def count_tokens(text: str) -> int:
     """Number of cl100k_base tokens in `text` (special-token text is counted as plain text)."""
     return len(encoding().encode(text, disallowed_special=()))
+
+
+def encode_all(texts: Sequence[str]) -> list[list[int]]:
+    """The tokens of each text (special-token text as plain text). tiktoken's `encode_batch`
+    starts a thread pool on every call: for one text (a search's question) that is 0.3 ms,
+    up to 4 ms when the cores are busy, so one text is encoded directly."""
+    if len(texts) == 1:
+        return [encoding().encode(texts[0], disallowed_special=())]
+    return encoding().encode_batch(list(texts), disallowed_special=())

@@ -34,7 +34,7 @@ from shared.errors import PermanentError, TransientError
 from shared.metrics import EMBEDDING_REQUESTS, EMBEDDING_RETRIES, EMBEDDING_TOKENS
 from shared.pipeline.embed.base import EmbedResult, check_inputs, pack_batches
 from shared.ratelimit import LocalRateLimiter, RateLimiter
-from shared.tokens import encoding
+from shared.tokens import encode_all
 
 if TYPE_CHECKING:
     import openai
@@ -176,7 +176,7 @@ class OpenAIEmbedder:
         if not inputs:
             return EmbedResult(vectors=[], tokens=0, requests=0)
         unique = list(dict.fromkeys(inputs))
-        counted = encoding().encode_batch(unique, disallowed_special=())
+        counted = encode_all(unique)
         tokens_of = {text: len(ids) for text, ids in zip(unique, counted, strict=True)}
         check_inputs(inputs, [tokens_of[text] for text in inputs], self.max_input_tokens)
         counts = [tokens_of[text] for text in unique]

@@ -40,7 +40,7 @@ from shared.adapters.index import (
     SparseVector,
     batches,
     in_order,
-    scored,
+    sparse_score,
     unit,
 )
 from shared.errors import StoreError, StoreLockedError
@@ -334,17 +334,37 @@ class EdgeIndex:
             query=edge.Fusion.Rrf(k=RRF_K),  # type: ignore[arg-type]  # the stub omits it
             filter=condition,
             with_payload=payload,
-            with_vector=[DENSE, SPARSE],
+            with_vector=[SPARSE],
         )
         with self.holder.reading() as shard:
-            fused = shard.query(request)
-        hits = []
-        for p in fused:
-            vectors = _vectors(p.vector)
-            hits.append(
-                (p.id, dict(p.payload or {}), p.score, vectors.get(DENSE), vectors.get(SPARSE))
+            found = shard.query(request)
+            cosines = self._cosines(shard, nearest, [p.id for p in found])
+        return in_order(
+            Candidate(
+                uuid.UUID(str(p.id)),
+                dict(p.payload or {}),
+                p.score,
+                cosines.get(str(p.id)),
+                sparse_score(sparse, _vectors(p.vector).get(SPARSE)),
             )
-        return scored(dense, sparse, hits)
+            for p in found
+        )
+
+    @staticmethod
+    def _cosines(shard: edge.EdgeShard, nearest: Any, ids: Sequence[Any]) -> dict[str, float]:
+        """The fused hits' cosines, scored by Edge on these points alone (exact): returning
+        their dense vectors instead (50 x 1536 floats made Python floats, then numpy arrays)
+        was most of a hybrid search's time at 100,000 points (docs/benchmarks.md)."""
+        if not ids:
+            return {}
+        request = edge.QueryRequest(
+            limit=len(ids),
+            query=nearest,
+            filter=edge.Filter(must=[edge.HasIdCondition({str(i) for i in ids})]),
+            with_payload=False,
+            params=edge.SearchParams(exact=True),
+        )
+        return {str(p.id): p.score for p in shard.query(request)}
 
     def missing_sparse(self) -> int | None:
         flt = edge.Filter(must_not=[edge.HasVectorCondition(SPARSE)])

@@ -131,11 +131,20 @@ def hidden_documents_query() -> sa.Select[uuid.UUID]:
     )
 
 
-def hidden_everywhere(session: Session) -> tuple[set[uuid.UUID], set[uuid.UUID]]:
+def hidden_everywhere(
+    connection: Session | sa.Connection,
+) -> tuple[set[uuid.UUID], set[uuid.UUID]]:
     """Every hidden document id and every hidden chunk's point id (search leaves them out
-    even where the index's `hidden` payload was not updated yet)."""
-    documents = set(session.scalars(hidden_documents_query()))
-    points = set(session.scalars(sa.select(HiddenChunk.point_id)))
+    even where the index's `hidden` payload was not updated yet), read in one statement:
+    every search runs it, on an autocommit connection one round trip (`db.autocommit`)."""
+    both = sa.union_all(
+        hidden_documents_query().add_columns(sa.literal(False).label("chunk")),
+        sa.select(HiddenChunk.point_id, sa.literal(True).label("chunk")),
+    )
+    documents: set[uuid.UUID] = set()
+    points: set[uuid.UUID] = set()
+    for found, chunk in connection.execute(both):
+        (points if chunk else documents).add(found)
     return documents, points
 
 

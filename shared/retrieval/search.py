@@ -16,7 +16,7 @@ from typing import Any
 from shared import repository as repo
 from shared import sparse
 from shared.adapters.index import SparseVector, VectorIndex
-from shared.db import transaction
+from shared.db import autocommit
 from shared.pipeline import wiring
 from shared.pipeline.embed import Embedder, embed_query
 from shared.retrieval.filters import SearchFilters
@@ -96,9 +96,10 @@ def check(request: SearchRequest, settings: Settings) -> None:
 
 def hidden_record() -> tuple[set[uuid.UUID], set[uuid.UUID]]:
     """The hidden documents and chunks as Postgres records them: left out of a search even
-    when the index's `hidden` payload could not be updated (local Qdrant held by a worker)."""
-    with transaction() as session:
-        return repo.hidden_everywhere(session)
+    when the index's `hidden` payload could not be updated (local Qdrant held by a worker).
+    One statement, outside a transaction: one round trip per search."""
+    with autocommit() as connection:
+        return repo.hidden_everywhere(connection)
 
 
 def _ms(start: float) -> float:

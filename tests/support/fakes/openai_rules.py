@@ -69,7 +69,7 @@ def parse_body(raw: bytes) -> dict[str, Any]:
 
 def validate(body: dict[str, Any]) -> tuple[list[Any], list[int], str, int, str]:
     """Check a request as the API does; returns inputs, their token counts, model, dims, format."""
-    from shared.tokens import encoding
+    from shared.tokens import encode_all
 
     model = body.get("model")
     if not model:
@@ -108,7 +108,7 @@ def validate(body: dict[str, Any]) -> tuple[list[Any], list[int], str, int, str]
             "https://platform.openai.com/docs/api-reference."
         )
     texts = [item for item in inputs if isinstance(item, str)]
-    counted = iter(encoding().encode_batch(texts, disallowed_special=()))
+    counted = iter(encode_all(texts))
     counts = [len(next(counted)) if isinstance(item, str) else len(item) for item in inputs]
     for count in counts:
         if count > MAX_INPUT_TOKENS:

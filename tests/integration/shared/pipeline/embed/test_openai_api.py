@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -100,6 +101,19 @@ def test_a_text_that_occurs_twice_is_sent_and_paid_once(fake: FakeOpenAI) -> Non
     assert [r.inputs for r in fake.requests] == [2]
     assert result.vectors[0] == result.vectors[2] != result.vectors[1]
     assert result.tokens == count_tokens("Same text.") + count_tokens("Other text.")
+
+
+def test_one_input_is_counted_without_a_thread_pool(fake: FakeOpenAI) -> None:
+    """A search embeds one question: tiktoken's `encode_batch` would start a thread pool for
+    it (0.3 ms, and up to 4 ms when the cores are busy, on every search)."""
+    started: list[str] = []
+    threading.settrace(lambda *_: started.append(threading.current_thread().name))
+    try:
+        result = embedder_for(fake).embed(["Mag ik eten voor de operatie?"])
+    finally:
+        threading.settrace(None)  # type: ignore[arg-type]  # None removes it, as documented
+    assert result.tokens == count_tokens("Mag ik eten voor de operatie?")
+    assert not [name for name in started if name.startswith("ThreadPoolExecutor")], started
 
 
 def test_tokens_come_from_the_api_usage_and_are_exported_as_a_metric(fake: FakeOpenAI) -> None:
