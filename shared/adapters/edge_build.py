@@ -43,11 +43,12 @@ from shared.log import get_logger
 
 log = get_logger(__name__)
 
-#: Below this many points a shard is searched brute force: faster to search than to index at
-#: that size, and no build at all (docs/benchmarks.md, "Issue 30").
+#: The defaults of EDGE_BUILD_THRESHOLD and EDGE_REBUILD_STEP. Below this many points a shard
+#: is searched brute force: faster to search than to index at that size, and no build at all
+#: (docs/benchmarks.md, "Issue 30"). Points written since the last build (brute force until
+#: built) that make the next build due: each costs a brute-force comparison per search (~5 ms
+#: for 5,000 of 1536 dimensions).
 BUILD_THRESHOLD = 10_000
-#: Points written since the last build (brute force until built) that make the next build
-#: due: each costs a brute-force comparison per search (~5 ms for 5,000 of 1536 dimensions).
 REBUILD_STEP = 5_000
 
 
@@ -106,13 +107,13 @@ def unbuilt(shard: edge.EdgeShard) -> int:
     return max(0, info.points_count - (info.indexed_vectors_count - with_sparse))
 
 
-def due(holder: ShardHolder) -> bool:
-    """A build pays: the shard is past `BUILD_THRESHOLD` and `REBUILD_STEP` points are still
-    brute force beyond what the last build could not index."""
+def due(holder: ShardHolder, threshold: int, step: int) -> bool:
+    """A build pays: the shard holds `threshold` points and `step` of them are still brute
+    force beyond what the last build could not index."""
     with holder.reading() as shard:
         points = shard.count(edge.CountRequest(exact=True))
         waiting = unbuilt(shard)
-    return points >= BUILD_THRESHOLD and waiting - holder.unbuilt_after_build >= REBUILD_STEP
+    return points >= threshold and waiting - holder.unbuilt_after_build >= step
 
 
 class ChildBuild:
@@ -191,10 +192,16 @@ def cancel(holder: ShardHolder) -> None:
     holder.journal = None
 
 
-def step(holder: ShardHolder, load: Callable[[Path], edge.EdgeShard]) -> None:
-    """Start a build when one is due, swap a finished one in; returns at once otherwise."""
+def step(
+    holder: ShardHolder,
+    load: Callable[[Path], edge.EdgeShard],
+    threshold: int = BUILD_THRESHOLD,
+    step: int = REBUILD_STEP,
+) -> None:
+    """Start a build when one is due (`due`), swap a finished one in; returns at once
+    otherwise."""
     if holder.build is None:
-        if due(holder):
+        if due(holder, threshold, step):
             start(holder)
         return
     code = holder.build.exit_code()

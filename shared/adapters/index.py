@@ -210,7 +210,12 @@ def open_index(settings: Settings, collection: str, dimensions: int) -> VectorIn
         return QdrantServerIndex.from_settings(settings, collection, dimensions)
     from shared.adapters.qdrant_edge import EdgeIndex
 
-    return EdgeIndex.open(settings.qdrant_path, collection, dimensions)
+    return EdgeIndex.open(
+        settings.qdrant_path,
+        collection,
+        dimensions,
+        build_at=(settings.edge_build_threshold, settings.edge_rebuild_step),
+    )
 
 
 def unit(vector: Sequence[float]) -> list[float]:

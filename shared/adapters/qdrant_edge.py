@@ -26,7 +26,7 @@ from typing import Any
 import qdrant_edge as edge
 
 from shared.adapters import edge_build, edge_migrate
-from shared.adapters.edge_build import BUILD_THRESHOLD, ShardHolder
+from shared.adapters.edge_build import BUILD_THRESHOLD, REBUILD_STEP, ShardHolder
 from shared.adapters.edge_filters import to_edge
 from shared.adapters.index import (
     DENSE,
@@ -50,8 +50,6 @@ _SCHEMAS = {
     PayloadSchema.DATETIME: edge.PayloadSchemaType.Datetime,
     PayloadSchema.BOOL: edge.PayloadSchemaType.Bool,
 }
-__all__ = ["BUILD_THRESHOLD", "EdgeIndex"]
-
 _shards: dict[Path, ShardHolder] = {}
 _shards_lock = threading.Lock()
 _memory_root: Path | None = None
@@ -135,8 +133,16 @@ class EdgeIndex:
 
     has_sparse = True
 
-    def __init__(self, root: Path, collection: str, dimensions: int, owns_root: bool = False):
+    def __init__(
+        self,
+        root: Path,
+        collection: str,
+        dimensions: int,
+        owns_root: bool = False,
+        build_at: tuple[int, int] = (BUILD_THRESHOLD, REBUILD_STEP),
+    ):
         self.root = root
+        self.build_at = build_at  # EDGE_BUILD_THRESHOLD, EDGE_REBUILD_STEP
         self.collection = collection
         self.dimensions = dimensions
         self.folder = root / collection
@@ -145,15 +151,22 @@ class EdgeIndex:
         self._open_lock = threading.Lock()
 
     @classmethod
-    def open(cls, path: str, collection: str, dimensions: int) -> EdgeIndex:
+    def open(
+        cls,
+        path: str,
+        collection: str,
+        dimensions: int,
+        build_at: tuple[int, int] = (BUILD_THRESHOLD, REBUILD_STEP),
+    ) -> EdgeIndex:
         """The index of `collection` under `path`; a folder qdrant-client's local mode wrote
-        is converted first (`edge_migrate`)."""
+        is converted first (`edge_migrate`). `build_at`: when its HNSW index is built (points
+        in all, then points waiting unbuilt: EDGE_BUILD_THRESHOLD, EDGE_REBUILD_STEP)."""
         if path == ":memory:":
-            return cls(_memory(), collection, dimensions)
+            return cls(_memory(), collection, dimensions, build_at=build_at)
         root = Path(path)
         if edge_migrate.is_local_mode(root):
             edge_migrate.migrate(root, cls)
-        return cls(root, collection, dimensions)
+        return cls(root, collection, dimensions, build_at=build_at)
 
     @classmethod
     def temporary(cls, collection: str, dimensions: int) -> EdgeIndex:
@@ -161,7 +174,9 @@ class EdgeIndex:
         return cls(Path(tempfile.mkdtemp(prefix="ingest-edge-")), collection, dimensions, True)
 
     def sibling(self, collection: str, dimensions: int | None = None) -> EdgeIndex:
-        return EdgeIndex(self.root, collection, dimensions or self.dimensions)
+        return EdgeIndex(
+            self.root, collection, dimensions or self.dimensions, build_at=self.build_at
+        )
 
     @property
     def holder(self) -> ShardHolder:
@@ -376,17 +391,17 @@ class EdgeIndex:
             return shard.count(edge.CountRequest(exact=True))
 
     def build(self) -> None:
-        """Build the HNSW index of a shard of `BUILD_THRESHOLD` points or more, in this process
-        (it holds the GIL throughout: minutes at 100,000 points; `ingest run` calls it at its
-        end); smaller shards stay brute force."""
-        if self.count() >= BUILD_THRESHOLD:
+        """Build the HNSW index of a shard of EDGE_BUILD_THRESHOLD points or more, in this
+        process (it holds the GIL throughout: minutes at 100,000 points; `ingest run` calls it
+        at its end); smaller shards stay brute force."""
+        if self.count() >= self.build_at[0]:
             with self.holder.write_lock, self.holder.read_lock:
                 self.holder.shard.optimize()
 
     def build_aside(self) -> None:
         """Start a build in a child process when one is due, swap a finished one in; returns
         at once otherwise (`ingest serve`'s runner calls it every round: `edge_build`)."""
-        edge_build.step(self.holder, _load)
+        edge_build.step(self.holder, _load, *self.build_at)
 
     def close(self) -> None:
         if self._holder is not None:

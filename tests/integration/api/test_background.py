@@ -130,9 +130,13 @@ def test_the_runner_builds_the_index_in_a_child_process_while_requests_are_answe
     """Qdrant Edge holds the GIL for a whole HNSW build (minutes at 100,000 points): the
     runner of `ingest serve` builds in a child process on a copy and swaps it in, and this
     process answers searches all the while."""
-    monkeypatch.setattr(edge_build, "BUILD_THRESHOLD", 2_000)  # production: 10,000
-    monkeypatch.setattr(edge_build, "REBUILD_STEP", 500)  # production: 5,000
-    use_settings(monkeypatch, API_KEYS=f"editors:{EDITOR_KEY}", SERVE_POLL_SECONDS="0.2")
+    use_settings(
+        monkeypatch,
+        API_KEYS=f"editors:{EDITOR_KEY}",
+        SERVE_POLL_SECONDS="0.2",
+        EDGE_BUILD_THRESHOLD="2000",  # default 10,000
+        EDGE_REBUILD_STEP="500",  # default 5,000
+    )
     migrate.ensure_embedded_schema()
     settings = get_settings()
     index = wiring.index_for(settings, wiring.embedder(settings))

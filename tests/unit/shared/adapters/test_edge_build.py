@@ -22,16 +22,13 @@ from tests.support.workers import wait_for
 DIMENSIONS = 1536  # 2,000 of them pass Edge's own indexing threshold (10 MB a segment)
 
 
-@pytest.fixture
-def small_thresholds(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A build due at 2,000 points (production: 10,000), again after 500 more."""
-    monkeypatch.setattr(edge_build, "BUILD_THRESHOLD", 2_000)
-    monkeypatch.setattr(edge_build, "REBUILD_STEP", 500)
+#: A build due at 2,000 points (default 10,000), again after 500 more (default 5,000).
+BUILD_AT = (2_000, 500)
 
 
 @pytest.fixture
-def index(tmp_path: Path, small_thresholds: None) -> Iterator[EdgeIndex]:
-    made = EdgeIndex.open(str(tmp_path / "edge"), "c", DIMENSIONS)
+def index(tmp_path: Path) -> Iterator[EdgeIndex]:
+    made = EdgeIndex.open(str(tmp_path / "edge"), "c", DIMENSIONS, build_at=BUILD_AT)
     yield made
     made.close()
 
@@ -67,7 +64,7 @@ DOC_A, DOC_B, DOC_GONE = (uuid.UUID(int=n) for n in (1, 2, 3))
 def test_a_build_in_a_child_process_keeps_the_writes_made_meanwhile(index: EdgeIndex) -> None:
     first = points(1_995, str(DOC_A), 1)
     index.upsert(first + points(5, str(DOC_GONE), 2))
-    other = EdgeIndex.open(str(index.root), "c", DIMENSIONS)  # another user of the same shard
+    other = EdgeIndex.open(str(index.root), "c", DIMENSIONS, BUILD_AT)  # the same shard
     assert unbuilt(index.shard) == 2_000
 
     index.build_aside()
