@@ -167,22 +167,45 @@ def tidy(folder: Path) -> None:
     shutil.rmtree(replaced(folder), ignore_errors=True)
 
 
-def start(holder: ShardHolder) -> None:
-    """Snapshot the shard (writers paused) and start the child's build on the copy."""
+def start(holder: ShardHolder) -> bool:
+    """Snapshot the shard (writers paused) and start the child's build on the copy; False
+    (and a log line) when there is no room for the copy or the child did not start."""
     build = ChildBuild(holder.folder)
-    with holder.write_lock:
-        shutil.rmtree(build.copy, ignore_errors=True)
-        holder.shard.flush()
-        shutil.copytree(holder.folder, build.copy)
-        holder.journal = Journal()
+    size = folder_bytes(holder.folder)
+    free = shutil.disk_usage(holder.folder.parent).free
+    if free < size + size // 10:  # the copy and some room for the built index
+        log.warning(
+            "no room on disk for a copy of the index to build; searches stay brute force",
+            folder=str(holder.folder),
+            needed_mb=round(size * 1.1 / 1e6),
+            free_mb=round(free / 1e6),
+        )
+        return False
     try:
+        with holder.write_lock:
+            shutil.rmtree(build.copy, ignore_errors=True)
+            holder.shard.flush()
+            shutil.copytree(holder.folder, build.copy)
+            holder.journal = Journal()
         build.start()
-    except Exception:
+    except Exception as exc:  # a disk full during the copy, no child process
+        log.warning("the index build could not start", folder=str(holder.folder), error=repr(exc))
         holder.journal = None
         build.cancel()
-        raise
+        return False
     holder.build = build
     log.info("index build started in a child process", folder=str(holder.folder))
+    return True
+
+
+def folder_bytes(folder: Path) -> int:
+    return sum(f.stat().st_size for f in folder.rglob("*") if f.is_file())
+
+
+def _back_off(holder: ShardHolder) -> None:
+    """No new attempt until `step` more points wait unbuilt (not every round)."""
+    with holder.reading() as shard:
+        holder.unbuilt_after_build = unbuilt(shard)
 
 
 def cancel(holder: ShardHolder) -> None:
@@ -201,17 +224,16 @@ def step(
     """Start a build when one is due (`due`), swap a finished one in; returns at once
     otherwise."""
     if holder.build is None:
-        if due(holder, threshold, step):
-            start(holder)
+        if due(holder, threshold, step) and not start(holder):
+            _back_off(holder)
         return
     code = holder.build.exit_code()
     if code is None:
         return
     if code != 0:
         log.warning("the index build in a child process failed", code=code)
-        if code > 0:  # a build that fails is tried again only after REBUILD_STEP new points
-            with holder.reading() as shard:
-                holder.unbuilt_after_build = unbuilt(shard)
+        if code > 0:  # not a shutdown's signal: a build that fails is not tried every round
+            _back_off(holder)
         cancel(holder)
         return
     swap(holder, load)

@@ -140,3 +140,19 @@ def test_a_crash_between_the_swap_renames_is_put_right_on_the_next_open(tmp_path
     assert again.count() == 3
     assert not building(folder).exists() and not replaced(folder).exists()
     again.close()
+
+
+def test_a_copy_that_cannot_be_made_is_not_tried_again_every_round(index: EdgeIndex) -> None:
+    """A disk full during the copy (here: a file where the copy goes) leaves the shard in
+    service, brute force, and the next attempt waits for `step` more points, not one round."""
+    index.upsert(points(2_000, str(DOC_A), 1))
+    building(index.folder).write_text("in the way")
+    index.build_aside()
+    assert index.holder.build is None and index.holder.journal is None
+    assert index.count() == 2_000
+    building(index.folder).unlink()
+    index.build_aside()
+    assert index.holder.build is None, "backed off: not every round"
+    index.upsert(points(BUILD_AT[1], str(DOC_B), 2))
+    index.build_aside()
+    assert index.holder.build is not None, "tried again after `step` more points"
