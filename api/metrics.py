@@ -181,10 +181,44 @@ class DependencyCollector(Collector):
         yield up
 
 
+class IndexBuildCollector(Collector):
+    """`ingest serve` on the embedded index (it builds in a child process, minutes at 100,000
+    points): `ingest_index_brute_force_points`, the points every search compares one by one
+    until the next build, and `ingest_index_build_running`."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+
+    def collect(self) -> Iterator[Metric]:
+        from shared.pipeline import wiring
+
+        try:
+            index = wiring.index_for(self.settings, wiring.embedder(self.settings))
+            state = index.build_state()
+        except Exception as exc:  # a store out of reach: the dependency gauge says so
+            log.warning("could not read the index's build state: %r", exc)
+            return
+        if state is None:
+            return
+        brute_force, running = state
+        yield GaugeMetricFamily(
+            "ingest_index_brute_force_points",
+            "Points of the embedded index searched one by one until its next build.",
+            value=brute_force,
+        )
+        yield GaugeMetricFamily(
+            "ingest_index_build_running",
+            "Whether the embedded index is being built (in a child process) now.",
+            value=1 if running else 0,
+        )
+
+
 def new_registry(settings: Settings) -> tuple[CollectorRegistry, HttpMetrics]:
     registry = CollectorRegistry()
     registry.register(PipelineCollector())
     registry.register(DependencyCollector(settings))
+    if not settings.redis_url and not settings.qdrant_url:  # `ingest serve` on Qdrant Edge
+        registry.register(IndexBuildCollector(settings))
     return registry, HttpMetrics(registry)
 
 

@@ -193,6 +193,11 @@ class VectorIndex(Protocol):
         that itself). Call it off the request path: it may take seconds."""
         ...
 
+    def build_state(self) -> tuple[int, bool] | None:
+        """Points searched brute force until the next build, and whether a build runs now;
+        None where the store builds its index itself (a server)."""
+        ...
+
     def build_aside(self) -> None:
         """Like `build()`, without stopping this process: start a build elsewhere when one is
         due, take a finished one in; returns at once (`ingest serve`'s runner, every round)."""

@@ -337,6 +337,10 @@ class QdrantServerIndex:
     def build(self) -> None:
         """Nothing: a server builds its index in the background."""
 
+    def build_state(self) -> tuple[int, bool] | None:
+        """None: a server builds its index itself."""
+        return None
+
     def build_aside(self) -> None:
         """Nothing: a server builds its index in the background."""
 

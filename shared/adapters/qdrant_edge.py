@@ -398,6 +398,10 @@ class EdgeIndex:
             with self.holder.write_lock, self.holder.read_lock:
                 self.holder.shard.optimize()
 
+    def build_state(self) -> tuple[int, bool] | None:
+        with self.holder.reading() as shard:
+            return edge_build.unbuilt(shard), self.holder.build is not None
+
     def build_aside(self) -> None:
         """Start a build in a child process when one is due, swap a finished one in; returns
         at once otherwise (`ingest serve`'s runner calls it every round: `edge_build`)."""

@@ -155,6 +155,9 @@ def test_the_runner_builds_the_index_in_a_child_process_while_requests_are_answe
         answer = response.json()["documents"][0]
         assert wait_done(http, answer["document_id"], answer["version_id"])["status"] == "indexed"
         wait_for(lambda: index.holder.build is not None, timeout=30, what="a build to start")
+        scraped = http.get("/metrics").text
+        assert "ingest_index_build_running 1.0" in scraped, scraped
+        assert "ingest_index_brute_force_points 2001.0" in scraped
         answered_during_build, deadline = 0, time.monotonic() + 240
         while index.holder.build is not None and time.monotonic() < deadline:
             assert hits(http, "heupoperatie fysiotherapeut"), "a search during the build"
@@ -167,6 +170,7 @@ def test_the_runner_builds_the_index_in_a_child_process_while_requests_are_answe
 
         wait_for(built, timeout=60, what="the swapped index")
         assert answered_during_build > 0
+        assert "ingest_index_build_running 0.0" in http.get("/metrics").text
         assert index.count() == 2_001
         assert hits(http, "heupoperatie fysiotherapeut")[0]["document_id"] == answer["document_id"]
 
