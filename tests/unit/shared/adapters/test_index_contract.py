@@ -314,3 +314,14 @@ def test_a_server_that_cannot_be_reached_is_a_store_error() -> None:
     with pytest.raises(StoreError) as raised:
         index.count()
     assert raised.value.retryable and raised.value.code == "index_unavailable"
+
+
+def test_every_payload_index_type_is_one_a_server_knows() -> None:
+    """A server gets its payload indexes as qdrant-client's types (local mode, the tests'
+    server, has none to check them against)."""
+    from shared.adapters.index import PAYLOAD_INDEXES
+    from shared.adapters.qdrant_filters import schema
+
+    for kind in set(PAYLOAD_INDEXES.values()):
+        assert schema(kind) == qm.PayloadSchemaType(kind.value)
+        assert schema(kind).value == kind.value
