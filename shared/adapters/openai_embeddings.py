@@ -199,7 +199,6 @@ class OpenAIEmbedder:
         client = self._client if timeout is None else self._client.with_options(timeout=timeout)
         failure = ""
         failures = waits = 0  # errors against max_retries; rate-limit answers waited out
-        client = self._client
         import openai  # imported by `_client` already: the exception types
 
         # `dimensions` exists only from text-embedding-3 on; older models have a fixed size.
