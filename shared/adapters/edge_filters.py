@@ -1,64 +1,43 @@
 """The port's filters (`shared.adapters.index`: what `shared.retrieval.filters` and the
-adapters build) as Qdrant Edge's; anything else raises `ValueError` rather than filtering
-differently."""
+adapters build) as Qdrant Edge's (the walk: `filter_walk`)."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 import numpy as np
 import qdrant_edge as edge
 
-from shared.adapters.index import (
-    DatetimeRange,
-    FieldCondition,
-    Filter,
-    HasIdCondition,
-    HasVectorCondition,
-    MatchAny,
-    MatchValue,
-)
+from shared.adapters.filter_walk import translate
+from shared.adapters.index import Filter
+
+
+class _Edge:
+    name = "Qdrant Edge"
+
+    def filter(self, must: Any, should: Any, not_: Any) -> edge.Filter:
+        return edge.Filter(must=must, should=should, must_not=not_)
+
+    def has_id(self, ids: tuple[str, ...]) -> Any:
+        return edge.HasIdCondition(set(ids))
+
+    def has_vector(self, name: str) -> Any:
+        return edge.HasVectorCondition(name)
+
+    def match_value(self, key: str, value: str | bool) -> Any:
+        return edge.FieldCondition(key, match=edge.MatchValue(_value(value)))
+
+    def match_any(self, key: str, values: list[str]) -> Any:
+        return edge.FieldCondition(key, match=edge.MatchAny(values))
+
+    def since(self, key: str, gte: datetime) -> Any:
+        return edge.FieldCondition(key, range=edge.RangeDateTime(gte=gte.isoformat()))
 
 
 def to_edge(flt: Filter | None) -> edge.Filter | None:
-    if flt is None:
-        return None
-    if not isinstance(flt, Filter):
-        raise ValueError(f"filter: {type(flt).__name__} is not supported on Qdrant Edge here")
-    return edge.Filter(
-        must=_conditions(flt.must),
-        should=_conditions(flt.should),
-        must_not=_conditions(flt.must_not),
-    )
-
-
-def _conditions(conditions: tuple[Any, ...]) -> list[Any] | None:
-    return [_condition(c) for c in conditions] if conditions else None
-
-
-def _condition(condition: Any) -> Any:
-    if isinstance(condition, Filter):
-        return to_edge(condition)
-    if isinstance(condition, HasIdCondition):
-        return edge.HasIdCondition(set(condition.has_id))
-    if isinstance(condition, HasVectorCondition):
-        return edge.HasVectorCondition(condition.has_vector)
-    if isinstance(condition, FieldCondition):
-        return _field(condition)
-    raise ValueError(f"filter: {type(condition).__name__} is not supported on Qdrant Edge here")
-
-
-def _field(condition: FieldCondition) -> edge.FieldCondition:
-    match, rng = condition.match, condition.range
-    if (match is None) == (rng is None):
-        raise ValueError(f"filter on {condition.key}: one match or one range is supported")
-    if isinstance(match, MatchValue):
-        return edge.FieldCondition(condition.key, match=edge.MatchValue(_value(match.value)))
-    if isinstance(match, MatchAny):
-        return edge.FieldCondition(condition.key, match=edge.MatchAny(list(match.any)))
-    if isinstance(rng, DatetimeRange):
-        return edge.FieldCondition(condition.key, range=edge.RangeDateTime(gte=rng.gte.isoformat()))
-    raise ValueError(f"filter on {condition.key}: {type(match or rng).__name__} not supported")
+    found: edge.Filter | None = translate(flt, _Edge())
+    return found
 
 
 def _value(value: Any) -> Any:
