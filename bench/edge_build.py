@@ -74,7 +74,7 @@ def searches(index: EdgeIndex, queries: int) -> dict[str, float]:
     rng = np.random.default_rng(99)
     asked = [rng.standard_normal(DIMENSIONS).tolist() for _ in range(queries)]
     terms = [SparseVector(rng.integers(0, 50_000, 8).tolist(), [1.0] * 8)]
-    flt = SearchFilters(tags=("surgery",)).to_qdrant()
+    flt = SearchFilters(tags=("surgery",)).to_filter()
     fields = ["document_id", "text"]
     return {
         "dense": median_ms(lambda q: index.candidates(asked[q], None, 50, None, fields), queries),

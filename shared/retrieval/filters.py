@@ -58,7 +58,7 @@ class SearchFilters:
             values["updated_since"] = datetime.fromisoformat(since.replace("Z", "+00:00"))
         return cls(**values)
 
-    def to_qdrant(
+    def to_filter(
         self,
         hidden_documents: Collection[uuid.UUID] = (),
         hidden_points: Collection[uuid.UUID] = (),

@@ -145,7 +145,7 @@ def search(
         language = [request.filters.language] if request.filters.language else None
         terms = sparse.query_vector(query, language)
         sparse_query = SparseVector(terms.indices, terms.values)
-    flt = request.filters.to_qdrant(*hidden)
+    flt = request.filters.to_filter(*hidden)
     found = index.candidates(embedded.vectors[0], sparse_query, wanted, flt, PAYLOAD_FIELDS)
     timings["candidates"] = _ms(step)
 

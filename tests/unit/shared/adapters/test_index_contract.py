@@ -194,7 +194,7 @@ def test_every_filter_kind(
     points = make_points()
     index.upsert(points)
     hidden_docs = [doc(4)]
-    flt = filters.to_qdrant(hidden_docs, [points[0].id] if hidden_points else [])
+    flt = filters.to_filter(hidden_docs, [points[0].id] if hidden_points else [])
     expected = {
         p.id
         for p in points
@@ -230,17 +230,22 @@ def test_build_keeps_the_results(index: VectorIndex) -> None:
     assert [c.score for c in again] == pytest.approx([c.score for c in hybrid])
 
 
+def assert_reopens_with_the_points_and_the_hide(folder: Path) -> None:
+    """The folder opened again holds the 40 points, the first of them hidden."""
+    index = EdgeIndex.open(str(folder), "c", DIMENSIONS)
+    try:
+        assert index.count() == 40
+        assert index.retrieve([uuid.UUID(int=1)])[0].payload["hidden"] is True
+    finally:
+        index.close()
+
+
 def test_an_edge_folder_persists_across_close_and_reopen(tmp_path: Path) -> None:
     first = EdgeIndex.open(str(tmp_path), "c", DIMENSIONS)
     first.upsert(make_points())
     first.set_hidden([uuid.UUID(int=1)], True)
     first.close()
-    again = EdgeIndex.open(str(tmp_path), "c", DIMENSIONS)
-    try:
-        assert again.count() == 40
-        assert again.retrieve([uuid.UUID(int=1)])[0].payload["hidden"] is True
-    finally:
-        again.close()
+    assert_reopens_with_the_points_and_the_hide(tmp_path)
 
 
 def test_an_upsert_is_durable_when_it_returns(tmp_path: Path) -> None:
@@ -256,12 +261,7 @@ def test_an_upsert_is_durable_when_it_returns(tmp_path: Path) -> None:
     )
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert run.returncode == 0, run.stderr
-    index = EdgeIndex.open(str(tmp_path), "c", DIMENSIONS)
-    try:
-        assert index.count() == 40
-        assert index.retrieve([uuid.UUID(int=1)])[0].payload["hidden"] is True
-    finally:
-        index.close()
+    assert_reopens_with_the_points_and_the_hide(tmp_path)
 
 
 def test_a_folder_another_process_holds_is_refused_with_both_ways_out(tmp_path: Path) -> None:

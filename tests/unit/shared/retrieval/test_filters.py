@@ -9,13 +9,13 @@ from shared.retrieval.filters import HIDDEN, SearchFilters
 
 
 def test_no_filters_still_leave_hidden_points_out() -> None:
-    flt = SearchFilters().to_qdrant()
+    flt = SearchFilters().to_filter()
     assert flt.must == () and flt.must_not == (HIDDEN,)
 
 
 def test_the_record_s_hidden_documents_and_chunks_are_left_out_too() -> None:
     document, point = uuid.uuid4(), uuid.uuid4()
-    flt = SearchFilters(language="nl").to_qdrant({document}, {point})
+    flt = SearchFilters(language="nl").to_filter({document}, {point})
     assert flt.must == (FieldCondition(key="language", match=MatchValue(value="nl")),)
     assert flt.must_not == (
         HIDDEN,
